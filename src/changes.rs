@@ -1,0 +1,217 @@
+//! The change set: every changed path brought to the canonical form and classified.
+//!
+//! Allowlist, never extensions (contract §5): a path is *known* only when it is
+//! project dependency evidence (a translation unit's source or a prerequisite
+//! in a trusted `.d`). Build-configuration and external-resource paths are
+//! recognised so they can force the full suite with their own reason; every
+//! other path is *unresolved* and forces the full suite too. Classification is
+//! a pure function of the path and the evidence, so repeated runs agree.
+
+use std::ffi::OsString;
+
+use crate::ingest::depfile::{DepEvidence, FileId};
+use crate::paths;
+use crate::reason::{Code, Gap};
+
+/// What a changed path is, by evidence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    /// Main source of at least one translation unit.
+    Source,
+    /// Prerequisite of at least one translation unit (not a main source).
+    Header,
+    /// A CMake input: changes the build graph itself.
+    BuildConfig,
+    /// Lockfile, preset or package-manager configuration.
+    External,
+    /// No evidence of record (unknown, deleted, escaping or unreadable): confidence 0.
+    Unresolved,
+}
+
+impl Class {
+    /// Lower-case name used in explanations and plans.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Source => "source",
+            Class::Header => "header",
+            Class::BuildConfig => "build-config",
+            Class::External => "external",
+            Class::Unresolved => "unresolved",
+        }
+    }
+}
+
+/// One classified changed path.
+#[derive(Clone, Debug)]
+pub struct Changed {
+    /// The path as displayed: relative to the source root when inside it, else absolute.
+    pub display: String,
+    /// Classification.
+    pub class: Class,
+    /// The evidence that classified it, in words.
+    pub evidence: String,
+    /// Interned evidence file, for known sources/headers.
+    pub file: Option<FileId>,
+    /// The reason this path alone forbids a subset, if any.
+    pub gap: Option<Gap>,
+}
+
+/// File names that are external resources (lockfiles, presets, package managers).
+const EXTERNAL_NAMES: &[&str] = &[
+    "CMakePresets.json",
+    "CMakeUserPresets.json",
+    "vcpkg.json",
+    "vcpkg-configuration.json",
+    "conanfile.txt",
+    "conanfile.py",
+    "conan.lock",
+    ".gitmodules",
+];
+
+/// True for build-configuration file names (the second line of defence after cmakeFiles-v1).
+pub fn is_build_config_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower == "cmakelists.txt" || lower.ends_with(".cmake") || lower.ends_with(".cmake.in")
+}
+
+/// Roots for classification.
+pub struct Roots<'a> {
+    /// `--source-dir` as the user spelled it (folded).
+    pub user_source: &'a str,
+    /// Source root as the evidence spells it (folded).
+    pub source: &'a str,
+    /// Build root as the evidence spells it (folded).
+    pub build: &'a str,
+}
+
+/// Classifies each changed path, in input order, de-duplicated by canonical path.
+pub fn classify(
+    raw: &[OsString],
+    roots: &Roots<'_>,
+    evidence: &DepEvidence,
+    main_sources: &std::collections::HashSet<FileId>,
+    cmake_inputs: Option<&[String]>,
+    max_path_len: usize,
+) -> Vec<Changed> {
+    let mut out: Vec<Changed> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in raw {
+        let c = classify_one(r, roots, evidence, main_sources, cmake_inputs, max_path_len);
+        if seen.insert(c.display.clone()) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn unresolved(display: String, code: Code, evidence: String) -> Changed {
+    let gap = Gap::new(code, format!("{display}: {evidence}"));
+    Changed { display, class: Class::Unresolved, evidence, file: None, gap: Some(gap) }
+}
+
+fn classify_one(
+    raw: &OsString,
+    roots: &Roots<'_>,
+    evidence: &DepEvidence,
+    main_sources: &std::collections::HashSet<FileId>,
+    cmake_inputs: Option<&[String]>,
+    max_path_len: usize,
+) -> Changed {
+    let Some(p) = raw.to_str() else {
+        let display = raw.to_string_lossy().into_owned();
+        return unresolved(display, Code::ChangeNotUtf8, "path is not valid UTF-8".into());
+    };
+    if p.is_empty() {
+        return unresolved(String::new(), Code::ChangeUnknown, "empty path".into());
+    }
+    if p.len() > max_path_len {
+        return unresolved(p.to_owned(), Code::LimitExceeded, format!("path exceeds {max_path_len} bytes (--max-path-len)"));
+    }
+    if p.contains('\0') {
+        return unresolved(p.to_owned(), Code::ChangeUnknown, "path contains NUL".into());
+    }
+    // Canonical absolute form, expressed under the evidence's spelling of the source root.
+    let abs = if p.starts_with('/') {
+        let f = paths::fold(p);
+        match paths::strip_root(&f, roots.user_source) {
+            Some(rel) if roots.user_source != roots.source => paths::join_fold(roots.source, rel),
+            _ => f,
+        }
+    } else {
+        let f = paths::join_fold(roots.user_source, p);
+        if !paths::is_within(&f, roots.user_source) {
+            return unresolved(p.to_owned(), Code::PathEscapesRoot, format!("resolves to {f}, outside the source root"));
+        }
+        match paths::strip_root(&f, roots.user_source) {
+            Some(rel) => paths::join_fold(roots.source, rel),
+            None => f,
+        }
+    };
+    let display = match paths::strip_root(&abs, roots.source) {
+        Some("") => ".".to_owned(),
+        Some(rel) => rel.to_owned(),
+        None => abs.clone(),
+    };
+    let inside = paths::is_within(&abs, roots.source) || paths::is_within(&abs, roots.build);
+    if !inside {
+        return unresolved(display, Code::PathEscapesRoot, "outside the source and build roots".into());
+    }
+    // Through a symlink out of the tree?
+    let exists = std::fs::symlink_metadata(&abs).is_ok();
+    let mut real_abs = None;
+    if exists {
+        if let Some(real) = paths::real(&abs) {
+            let real_src = paths::real(roots.source);
+            let real_build = paths::real(roots.build);
+            let ok = real_src.as_deref().is_some_and(|r| paths::is_within(&real, r))
+                || real_build.as_deref().is_some_and(|r| paths::is_within(&real, r));
+            if !ok {
+                return unresolved(display, Code::PathEscapesRoot, format!("resolves through a symlink to {real}"));
+            }
+            if real != abs {
+                real_abs = Some(real);
+            }
+        }
+    }
+    let name = abs.rsplit('/').next().unwrap_or("");
+    if EXTERNAL_NAMES.contains(&name) {
+        let evidence = format!("{name} is a lockfile/preset/package-manager file");
+        let gap = Gap::new(Code::ChangeExternalResource, format!("{display}: {evidence}"));
+        return Changed { display, class: Class::External, evidence, file: None, gap: Some(gap) };
+    }
+    let in_inputs = cmake_inputs.is_some_and(|inputs| inputs.binary_search(&abs).is_ok());
+    if in_inputs || is_build_config_name(name) {
+        let evidence = if in_inputs {
+            "listed as a CMake input by the File API cmakeFiles-v1 reply".to_owned()
+        } else {
+            "named like a CMake build file (CMakeLists.txt / *.cmake)".to_owned()
+        };
+        let gap = Gap::new(Code::ChangeBuildConfig, format!("{display}: {evidence}"));
+        return Changed { display, class: Class::BuildConfig, evidence, file: None, gap: Some(gap) };
+    }
+    if !exists {
+        return unresolved(display, Code::ChangeDeleted, "does not exist (deleted or renamed away); current evidence cannot map it".into());
+    }
+    let id = evidence.by_path.get(&abs).or_else(|| real_abs.as_ref().and_then(|r| evidence.by_path.get(r)));
+    match id {
+        Some(&id) if main_sources.contains(&id) => Changed {
+            display,
+            class: Class::Source,
+            evidence: "main source of a translation unit".into(),
+            file: Some(id),
+            gap: None,
+        },
+        Some(&id) => Changed {
+            display,
+            class: Class::Header,
+            evidence: "prerequisite in dependency files".into(),
+            file: Some(id),
+            gap: None,
+        },
+        None => unresolved(
+            display,
+            Code::ChangeUnknown,
+            "not in any dependency file; it may feed code generation, configuration or a test at run time".into(),
+        ),
+    }
+}

@@ -1,0 +1,199 @@
+//! Command line: clap's raw [`Cli`], then a validated [`Request`].
+//!
+//! Syntax errors and meaningless requests are USAGE_ERROR (exit 2). A missing
+//! evidence file is *not* a usage error: it is a gap decided by the contract's
+//! matrix (e.g. an absent catalogue is FULL_SUITE_REQUIRED).
+
+use std::ffi::OsString;
+use std::io::Read;
+
+use camino::Utf8PathBuf;
+use clap::Parser;
+
+use crate::ingest::Limits;
+use crate::paths;
+use crate::report::Format;
+
+const AFTER_HELP: &str = "\
+Exit codes: 0 SUBSET_SELECTED, 2 USAGE_ERROR, 3 FULL_SUITE_SELECTED, 4 FULL_SUITE_REQUIRED, 70 INTERNAL_ERROR.
+stdout carries only test names (or ctest regexes); stderr starts with the outcome state, then evidence chains or reasons.
+
+Example:
+  find build -path '*/CMakeFiles/*.dir/*' -name '*.o.d' > build/deps.txt
+  (cd build && ctest --show-only=json-v1 > ctest.json)
+  diff2test --source-dir . --build-dir build --ctest-json build/ctest.json \\
+            --dep-list build/deps.txt --changed src/core.hpp --format names";
+
+/// diff2test: which CTest tests must run for a change, from static CMake evidence.
+#[derive(Parser, Debug)]
+#[command(name = "diff2test", version, about, after_help = AFTER_HELP)]
+#[command(group(clap::ArgGroup::new("change_source").required(true).args(["changed", "changed_from"])))]
+pub struct Cli {
+    /// Top source directory the build was configured from (CMAKE_SOURCE_DIR).
+    #[arg(long, value_name = "SRC", required = true)]
+    pub source_dir: Option<Utf8PathBuf>,
+    /// Top build directory (CMAKE_BINARY_DIR); its File API reply is read from BUILD/.cmake/api/v1/reply.
+    #[arg(long, value_name = "BUILD", required = true)]
+    pub build_dir: Option<Utf8PathBuf>,
+    /// Output of `ctest --show-only=json-v1`, run in BUILD.
+    #[arg(long, value_name = "FILE", required = true)]
+    pub ctest_json: Option<Utf8PathBuf>,
+    /// File listing every compiler `.d` file of the build, one per line (relative lines are relative to BUILD).
+    #[arg(long, value_name = "FILE", required = true)]
+    pub dep_list: Option<Utf8PathBuf>,
+    /// A changed path, relative to SRC or absolute. Repeat for several paths.
+    #[arg(long, value_name = "PATH")]
+    pub changed: Vec<OsString>,
+    /// Read changed paths from FILE (or `-` for stdin), one per line.
+    #[arg(long, value_name = "FILE|-")]
+    pub changed_from: Option<OsString>,
+    /// With --changed-from: paths are NUL-separated (as `git diff -z --name-only` writes them).
+    #[arg(short = 'z', long = "null", requires = "changed_from")]
+    pub null: bool,
+    /// Configuration to use when the codemodel has several (and the one ctest listed with -C).
+    #[arg(long, value_name = "NAME")]
+    pub config: Option<String>,
+    /// Output format on stdout: `names` (one per line) or `ctest-regex` (one `ctest -R` regex per line).
+    #[arg(long, value_enum, default_value = "names")]
+    pub format: Format,
+    /// Limit: largest evidence file read, in bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub max_file_bytes: Option<u64>,
+    /// Limit: total evidence bytes read.
+    #[arg(long, value_name = "BYTES")]
+    pub max_total_bytes: Option<u64>,
+    /// Limit: registered tests in the catalogue.
+    #[arg(long, value_name = "N")]
+    pub max_tests: Option<usize>,
+    /// Limit: targets in the codemodel configuration.
+    #[arg(long, value_name = "N")]
+    pub max_targets: Option<usize>,
+    /// Limit: entries in the dependency-file list.
+    #[arg(long, value_name = "N")]
+    pub max_depfiles: Option<usize>,
+    /// Limit: length of any path, in bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub max_path_len: Option<usize>,
+}
+
+/// A validated analysis request.
+#[derive(Debug)]
+pub struct Request {
+    /// `--source-dir`, absolute and folded.
+    pub source_dir: String,
+    /// `--build-dir`, absolute and folded.
+    pub build_dir: String,
+    /// `--ctest-json`, absolute and folded.
+    pub ctest_json: String,
+    /// `--dep-list`, absolute and folded.
+    pub dep_list: String,
+    /// Changed paths as given.
+    pub changed: Vec<OsString>,
+    /// `--config`.
+    pub config: Option<String>,
+    /// `--format`.
+    pub format: Format,
+    /// Input limits.
+    pub limits: Limits,
+}
+
+/// What parsing produced.
+pub enum Parsed {
+    /// Run an analysis.
+    Run(Request),
+    /// Help or version text: print to stdout, exit 0.
+    Info(String),
+}
+
+fn dir(flag: &str, p: Option<Utf8PathBuf>) -> Result<String, String> {
+    let p = p.ok_or_else(|| format!("{flag} is required"))?;
+    let abs = paths::absolute_dir(&p).ok_or_else(|| format!("{flag} {p}: cannot determine the working directory"))?;
+    if !std::path::Path::new(&abs).is_dir() {
+        return Err(format!("{flag} {p} is not a directory"));
+    }
+    Ok(abs)
+}
+
+fn file(flag: &str, p: Option<Utf8PathBuf>) -> Result<String, String> {
+    let p = p.ok_or_else(|| format!("{flag} is required"))?;
+    paths::absolute_dir(&p).ok_or_else(|| format!("{flag} {p}: cannot determine the working directory"))
+}
+
+fn split_changed(bytes: Vec<u8>, nul: bool) -> Vec<OsString> {
+    use std::os::unix::ffi::OsStringExt;
+    let sep = if nul { 0u8 } else { b'\n' };
+    bytes
+        .split(|b| *b == sep)
+        .map(|l| if !nul && l.ends_with(b"\r") { &l[..l.len() - 1] } else { l })
+        .filter(|l| !l.is_empty())
+        .map(|l| OsString::from_vec(l.to_vec()))
+        .collect()
+}
+
+/// Parses arguments. Errors are one-line usage messages.
+pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String> {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Ok(Parsed::Info(e.to_string())),
+                _ => Err(e.to_string().lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_owned()),
+            };
+        }
+    };
+    let source_dir = dir("--source-dir", cli.source_dir)?;
+    let build_dir = dir("--build-dir", cli.build_dir)?;
+    let ctest_json = file("--ctest-json", cli.ctest_json)?;
+    let dep_list = file("--dep-list", cli.dep_list)?;
+    let mut changed = cli.changed;
+    if let Some(from) = cli.changed_from {
+        let bytes = if from == "-" {
+            let mut b = Vec::new();
+            stdin.read_to_end(&mut b).map_err(|e| format!("--changed-from -: cannot read stdin: {e}"))?;
+            b
+        } else {
+            std::fs::read(&from).map_err(|e| format!("--changed-from {}: {e}", from.to_string_lossy()))?
+        };
+        changed.extend(split_changed(bytes, cli.null));
+    }
+    if changed.is_empty() {
+        return Err("no changed paths given (an empty change set is not an analysis request)".into());
+    }
+    let d = Limits::default();
+    let limits = Limits {
+        max_file_bytes: cli.max_file_bytes.unwrap_or(d.max_file_bytes),
+        max_total_bytes: cli.max_total_bytes.unwrap_or(d.max_total_bytes),
+        max_tests: cli.max_tests.unwrap_or(d.max_tests),
+        max_targets: cli.max_targets.unwrap_or(d.max_targets),
+        max_depfiles: cli.max_depfiles.unwrap_or(d.max_depfiles),
+        max_path_len: cli.max_path_len.unwrap_or(d.max_path_len),
+    };
+    Ok(Parsed::Run(Request {
+        source_dir,
+        build_dir,
+        ctest_json,
+        dep_list,
+        changed,
+        config: cli.config,
+        format: cli.format,
+        limits,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changed_lists_split() {
+        assert_eq!(split_changed(b"a\r\nb c\n\nd".to_vec(), false), vec!["a", "b c", "d"]);
+        assert_eq!(split_changed(b"a\nb\0c\0".to_vec(), true), vec!["a\nb", "c"]);
+    }
+
+    #[test]
+    fn verify_cli() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

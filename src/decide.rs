@@ -1,0 +1,168 @@
+//! The outcome state machine (contract §2-3, §10). Pure: no I/O.
+//!
+//! Decisions only move towards safety: gaps accumulate and no operation
+//! removes one. A subset is produced only when the accumulated gap list is
+//! empty at the very end, after every audit has run.
+#![deny(clippy::wildcard_enum_match_arm)]
+
+use crate::graph::Chain;
+use crate::reason::{Gap, Severity};
+
+/// Stable exit codes (README, SAFETY-CONTRACT.md).
+pub mod exit {
+    /// SUBSET_SELECTED
+    pub const SUBSET_SELECTED: u8 = 0;
+    /// USAGE_ERROR
+    pub const USAGE_ERROR: u8 = 2;
+    /// FULL_SUITE_SELECTED
+    pub const FULL_SUITE_SELECTED: u8 = 3;
+    /// FULL_SUITE_REQUIRED
+    pub const FULL_SUITE_REQUIRED: u8 = 4;
+    /// INTERNAL_ERROR (including a panic)
+    pub const INTERNAL_ERROR: u8 = 70;
+}
+
+/// The five outcome states, each carrying the evidence that justifies it.
+#[derive(Debug)]
+pub enum Outcome {
+    /// A justified subset of the known catalogue.
+    SubsetSelected {
+        /// Selected test names, sorted.
+        selected: Vec<String>,
+        /// Every registered test name, sorted.
+        all: Vec<String>,
+        /// One chain per (test, changed path), sorted.
+        chains: Vec<Chain>,
+    },
+    /// The catalogue is trusted but a subset cannot be defended: every known test.
+    FullSuiteSelected {
+        /// Every registered test name, sorted.
+        all: Vec<String>,
+        /// Why (sorted, de-duplicated, never empty).
+        gaps: Vec<Gap>,
+    },
+    /// The catalogue cannot be trusted: no names at all.
+    FullSuiteRequired {
+        /// Why (sorted, de-duplicated, never empty).
+        gaps: Vec<Gap>,
+    },
+    /// The request was not meaningful.
+    UsageError(String),
+    /// An invariant failed or the tool panicked.
+    InternalError(String),
+}
+
+impl Outcome {
+    /// The state name printed on stderr and in plans.
+    pub fn state(&self) -> &'static str {
+        match self {
+            Outcome::SubsetSelected { .. } => "SUBSET_SELECTED",
+            Outcome::FullSuiteSelected { .. } => "FULL_SUITE_SELECTED",
+            Outcome::FullSuiteRequired { .. } => "FULL_SUITE_REQUIRED",
+            Outcome::UsageError(_) => "USAGE_ERROR",
+            Outcome::InternalError(_) => "INTERNAL_ERROR",
+        }
+    }
+
+    /// The documented process exit code.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Outcome::SubsetSelected { .. } => exit::SUBSET_SELECTED,
+            Outcome::FullSuiteSelected { .. } => exit::FULL_SUITE_SELECTED,
+            Outcome::FullSuiteRequired { .. } => exit::FULL_SUITE_REQUIRED,
+            Outcome::UsageError(_) => exit::USAGE_ERROR,
+            Outcome::InternalError(_) => exit::INTERNAL_ERROR,
+        }
+    }
+}
+
+/// Accumulates gaps; [`Decision::finish`] turns them into an outcome.
+#[derive(Debug, Default)]
+pub struct Decision {
+    gaps: Vec<Gap>,
+}
+
+impl Decision {
+    /// Records one reason that forbids a subset.
+    pub fn require_full(&mut self, gap: Gap) {
+        self.gaps.push(gap);
+    }
+
+    /// Records several.
+    pub fn extend(&mut self, gaps: impl IntoIterator<Item = Gap>) {
+        self.gaps.extend(gaps);
+    }
+
+    /// True when no gap has been recorded so far.
+    pub fn is_clean(&self) -> bool {
+        self.gaps.is_empty()
+    }
+
+    /// The gaps recorded so far.
+    pub fn gaps(&self) -> &[Gap] {
+        &self.gaps
+    }
+
+    /// Final decision. `all` is `None` when the catalogue could not be read.
+    pub fn finish(mut self, all: Option<Vec<String>>, selected: Vec<String>, chains: Vec<Chain>) -> Outcome {
+        self.gaps.sort();
+        self.gaps.dedup();
+        let untrusted = self.gaps.iter().any(|g| g.code.severity() == Severity::CatalogueUntrusted);
+        match all {
+            None => {
+                if self.gaps.is_empty() {
+                    return Outcome::InternalError("catalogue missing without a recorded reason".into());
+                }
+                Outcome::FullSuiteRequired { gaps: self.gaps }
+            }
+            Some(_) if untrusted => Outcome::FullSuiteRequired { gaps: self.gaps },
+            Some(mut all) => {
+                all.sort();
+                if !self.gaps.is_empty() {
+                    return Outcome::FullSuiteSelected { all, gaps: self.gaps };
+                }
+                let mut selected = selected;
+                selected.sort();
+                selected.dedup();
+                // Invariant: every selected name is a catalogue name, and every selection has a chain.
+                if selected.iter().any(|s| all.binary_search(s).is_err())
+                    || selected.iter().any(|s| !chains.iter().any(|c| &c.test == s))
+                {
+                    return Outcome::InternalError("selected a test without evidence".into());
+                }
+                Outcome::SubsetSelected { selected, all, chains }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reason::Code;
+
+    #[test]
+    fn gaps_force_full_suite_and_untrusted_catalogue_forces_required() {
+        let mut d = Decision::default();
+        d.require_full(Gap::new(Code::DepEvidenceStale, "x"));
+        let o = d.finish(Some(vec!["b".into(), "a".into()]), vec!["a".into()], vec![]);
+        assert!(matches!(&o, Outcome::FullSuiteSelected { all, .. } if all == &["a", "b"]));
+        assert_eq!(o.exit_code(), 3);
+
+        let mut d = Decision::default();
+        d.require_full(Gap::new(Code::CtestDuplicateName, "x"));
+        let o = d.finish(Some(vec!["a".into()]), vec![], vec![]);
+        assert_eq!(o.exit_code(), 4);
+
+        let o = Decision::default().finish(None, vec![], vec![]);
+        assert_eq!(o.exit_code(), 70);
+    }
+
+    #[test]
+    fn subset_without_chain_is_internal_error() {
+        let o = Decision::default().finish(Some(vec!["a".into()]), vec!["a".into()], vec![]);
+        assert_eq!(o.exit_code(), 70);
+        let o = Decision::default().finish(Some(vec!["a".into()]), vec![], vec![]);
+        assert!(matches!(o, Outcome::SubsetSelected { ref selected, .. } if selected.is_empty()));
+    }
+}

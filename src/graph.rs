@@ -1,0 +1,445 @@
+//! The reverse target graph: changed file → translation units → owning targets
+//! → dependent targets → registered tests.
+//!
+//! A test depends on (a) the one target whose artifact is its `command[0]`,
+//! (b) every target whose artifact path appears verbatim in one of its
+//! arguments, ENVIRONMENT entries or the compile definitions of its executable,
+//! and (c) everything those reach through File API `dependencies` edges and
+//! `$<TARGET_OBJECTS:…>` object inputs. Cycles are walked with a visited set.
+//!
+//! Safety rules added beyond the seed contract (see SAFETY-CONTRACT.md):
+//! * an affected MODULE library can be loaded by any test at run time, so it
+//!   forces the full suite;
+//! * an affected executable or shared library that no test reaches through
+//!   (a)-(c) may still be run or loaded by path, so it forces the full suite;
+//! * a test whose closure contains an *opaque* target (compiled generated
+//!   source, included build-time generated header, foreign object input, or a
+//!   compiled language without depfile evidence) cannot be proven unaffected.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::changes::Changed;
+use crate::ingest::ctest::Catalogue;
+use crate::ingest::depfile::DepEvidence;
+use crate::ingest::file_api::{Codemodel, TargetKind};
+use crate::paths;
+use crate::reason::{Code, Gap};
+
+/// How one registered test maps onto targets.
+#[derive(Clone, Debug)]
+pub enum TestMapping {
+    /// `command[0]` is exactly one executable target; `direct` lists it first,
+    /// then every other referenced target (sorted by index).
+    Mapped {
+        /// Directly referenced targets.
+        direct: Vec<usize>,
+    },
+    /// The test cannot be mapped; the gap says why.
+    Unmapped(Gap),
+}
+
+/// Why a target is opaque to dependency evidence.
+#[derive(Clone, Debug)]
+pub struct Opaque {
+    /// Code (GENERATED_SOURCE or UNSUPPORTED_LANGUAGE).
+    pub code: Code,
+    /// What exactly.
+    pub detail: String,
+}
+
+/// The target graph of one codemodel.
+pub struct Graph<'m> {
+    model: &'m Codemodel,
+    /// `rev[t]`: targets that depend on `t`.
+    rev: Vec<Vec<usize>>,
+    /// `fwd[t]`: targets `t` depends on (deps plus object-input owners).
+    fwd: Vec<Vec<usize>>,
+    /// Opaque targets and why.
+    pub opaque: HashMap<usize, Opaque>,
+}
+
+impl<'m> Graph<'m> {
+    /// Builds the graph, resolving object inputs to their owning targets.
+    pub fn new(model: &'m Codemodel, deps: &DepEvidence) -> Self {
+        let n = model.targets.len();
+        let mut fwd: Vec<Vec<usize>> = model.targets.iter().map(|t| t.deps.clone()).collect();
+        let mut opaque: HashMap<usize, Opaque> = HashMap::new();
+        let object_dirs: HashMap<String, usize> =
+            model.targets.iter().enumerate().filter(|(_, t)| !t.dir_build.is_empty()).map(|(i, t)| (t.object_dir(), i)).collect();
+        for (i, t) in model.targets.iter().enumerate() {
+            for o in &t.object_inputs {
+                match owner_of_object(o, &object_dirs) {
+                    Some(owner) => fwd[i].push(owner),
+                    None => {
+                        opaque.entry(i).or_insert(Opaque {
+                            code: Code::GeneratedSource,
+                            detail: format!("target {:?} links object {o}, which no known target produces", t.name),
+                        });
+                    }
+                }
+            }
+            if let Some(c) = t.compiled.iter().find(|c| c.generated) {
+                opaque.entry(i).or_insert(Opaque {
+                    code: Code::GeneratedSource,
+                    detail: format!("target {:?} compiles build-time generated source {}", t.name, c.path),
+                });
+            }
+            if let Some(c) = t.compiled.iter().find(|c| !crate::ingest::depfile::language_supported(&c.language)) {
+                opaque.entry(i).or_insert(Opaque {
+                    code: Code::UnsupportedLanguage,
+                    detail: format!("target {:?} compiles {} as {}", t.name, c.path, c.language),
+                });
+            }
+        }
+        for (t, header) in &deps.generated_includes {
+            opaque.entry(*t).or_insert(Opaque {
+                code: Code::GeneratedSource,
+                detail: format!("target {:?} includes build-time generated header {header}", model.targets[*t].name),
+            });
+        }
+        for f in &mut fwd {
+            f.sort_unstable();
+            f.dedup();
+        }
+        let mut rev = vec![Vec::new(); n];
+        for (i, f) in fwd.iter().enumerate() {
+            for &d in f {
+                rev[d].push(i);
+            }
+        }
+        for r in &mut rev {
+            r.sort_unstable();
+            r.dedup();
+        }
+        Graph { model, rev, fwd, opaque }
+    }
+
+    /// Forward closure (the target itself and everything it depends on), sorted.
+    pub fn closure(&self, start: &[usize]) -> Vec<usize> {
+        walk(start, &self.fwd)
+    }
+
+    /// Maps every test of the catalogue to targets.
+    pub fn map_tests(&self, catalogue: &Catalogue) -> Vec<TestMapping> {
+        let model = self.model;
+        let mut by_artifact: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, t) in model.targets.iter().enumerate() {
+            for a in &t.artifacts {
+                by_artifact.entry(a.as_str()).or_default().push(i);
+            }
+        }
+        catalogue
+            .tests
+            .iter()
+            .map(|test| {
+                let name = &test.name;
+                let Some(cmd) = test.command.as_ref().filter(|c| !c.is_empty()) else {
+                    return TestMapping::Unmapped(Gap::new(
+                        Code::TestCommandMissing,
+                        format!("test {name:?} has no command (its executable is not built or does not exist)"),
+                    ));
+                };
+                if let Some(c) = &test.config {
+                    if *c != model.config {
+                        return TestMapping::Unmapped(Gap::new(
+                            Code::TestConfigMismatch,
+                            format!("test {name:?} was listed for configuration {c:?}, codemodel is {:?}", model.config),
+                        ));
+                    }
+                }
+                let exe = &cmd[0];
+                if !exe.starts_with('/') {
+                    return TestMapping::Unmapped(Gap::new(
+                        Code::TestCommandUnmapped,
+                        format!("test {name:?} runs {exe:?}, which is not an absolute artifact path"),
+                    ));
+                }
+                let exe_f = paths::fold(exe);
+                let hits = by_artifact.get(exe_f.as_str()).map(Vec::as_slice).unwrap_or(&[]);
+                let primary = match hits {
+                    [one] if model.targets[*one].kind == TargetKind::Executable => *one,
+                    [one] => {
+                        return TestMapping::Unmapped(Gap::new(
+                            Code::TestCommandUnmapped,
+                            format!("test {name:?} runs {exe}, the artifact of non-executable target {:?}", model.targets[*one].name),
+                        ))
+                    }
+                    [] => {
+                        return TestMapping::Unmapped(Gap::new(
+                            Code::TestCommandUnmapped,
+                            format!("test {name:?} runs {exe}, which is not the artifact of any target (wrapper, interpreter or foreign program)"),
+                        ))
+                    }
+                    many => {
+                        let names: Vec<_> = many.iter().map(|i| model.targets[*i].name.as_str()).collect();
+                        return TestMapping::Unmapped(Gap::new(
+                            Code::TestCommandAmbiguous,
+                            format!("test {name:?} runs {exe}, the artifact of targets {names:?}"),
+                        ));
+                    }
+                };
+                let mut others: Vec<usize> = Vec::new();
+                let texts = cmd[1..].iter().chain(test.environment.iter()).chain(model.targets[primary].defines.iter());
+                for s in texts {
+                    find_artifacts(s, &model.build_root, &by_artifact, &mut others);
+                }
+                others.sort_unstable();
+                others.dedup();
+                others.retain(|&o| o != primary);
+                let mut direct = vec![primary];
+                direct.extend(others);
+                TestMapping::Mapped { direct }
+            })
+            .collect()
+    }
+
+    /// Targets that depend (transitively) on an opaque target, each with the
+    /// opaque target it reaches (the lowest index, for determinism).
+    pub fn tainted(&self) -> HashMap<usize, usize> {
+        let mut origins: Vec<usize> = self.opaque.keys().copied().collect();
+        origins.sort_unstable();
+        let mut out = HashMap::new();
+        for o in origins {
+            for t in walk(&[o], &self.rev) {
+                out.entry(t).or_insert(o);
+            }
+        }
+        out
+    }
+
+    /// BFS over reverse edges from `starts`; returns parent pointers
+    /// (`parent[t] = Some(p)` means `t` depends on `p`; starts map to themselves).
+    pub fn reverse_bfs(&self, starts: &[usize]) -> Vec<Option<usize>> {
+        let mut parent = vec![None; self.rev.len()];
+        let mut q = VecDeque::new();
+        for &s in starts {
+            if parent[s].is_none() {
+                parent[s] = Some(s);
+                q.push_back(s);
+            }
+        }
+        while let Some(t) = q.pop_front() {
+            for &d in &self.rev[t] {
+                if parent[d].is_none() {
+                    parent[d] = Some(t);
+                    q.push_back(d);
+                }
+            }
+        }
+        parent
+    }
+}
+
+/// Generic visited-set walk over an adjacency list; returns reached nodes sorted.
+fn walk(start: &[usize], adj: &[Vec<usize>]) -> Vec<usize> {
+    let mut seen = vec![false; adj.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for &s in start {
+        if !seen[s] {
+            seen[s] = true;
+            stack.push(s);
+        }
+    }
+    while let Some(t) = stack.pop() {
+        for &d in &adj[t] {
+            if !seen[d] {
+                seen[d] = true;
+                stack.push(d);
+            }
+        }
+    }
+    seen.iter().enumerate().filter(|(_, s)| **s).map(|(i, _)| i).collect()
+}
+
+fn owner_of_object(obj: &str, object_dirs: &HashMap<String, usize>) -> Option<usize> {
+    let mut from = 0;
+    let mut found = None;
+    while let Some(pos) = obj[from..].find("/CMakeFiles/") {
+        let seg_start = from + pos + "/CMakeFiles/".len();
+        if let Some(len) = obj[seg_start..].find('/') {
+            if let Some(&t) = object_dirs.get(&obj[..seg_start + len]) {
+                if found.is_some_and(|f| f != t) {
+                    return None;
+                }
+                found = Some(t);
+            }
+        }
+        from = seg_start;
+    }
+    found
+}
+
+/// Adds every target whose artifact path occurs verbatim in `s`.
+fn find_artifacts(s: &str, build_root: &str, by_artifact: &HashMap<&str, Vec<usize>>, out: &mut Vec<usize>) {
+    if build_root.is_empty() {
+        return;
+    }
+    let mut from = 0;
+    while let Some(pos) = s[from..].find(build_root) {
+        let start = from + pos;
+        let mut end = start + build_root.len();
+        while end <= s.len() {
+            if s.is_char_boundary(end) {
+                if let Some(ts) = by_artifact.get(&s[start..end]) {
+                    out.extend(ts.iter().copied());
+                }
+            }
+            end += 1;
+        }
+        from = start + 1;
+        while !s.is_char_boundary(from) {
+            from += 1;
+        }
+    }
+}
+
+/// One evidence chain: why a test is selected.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Chain {
+    /// Test name.
+    pub test: String,
+    /// Changed path as displayed.
+    pub changed: String,
+    /// Dependency file, relative to the build root.
+    pub depfile: String,
+    /// Translation unit source, relative to the source root when inside it.
+    pub tu: String,
+    /// Owning target, then each dependent target up to the test's target.
+    pub targets: Vec<String>,
+}
+
+/// Result of the reverse walk.
+#[derive(Debug, Default)]
+pub struct Impact {
+    /// Selected test indices (into the catalogue), sorted.
+    pub selected: Vec<usize>,
+    /// Evidence chains, sorted by (test, changed).
+    pub chains: Vec<Chain>,
+    /// Affected targets (reverse closure of changed units' owners), sorted.
+    pub affected: Vec<usize>,
+    /// Gaps found by the walk (runtime-loaded targets).
+    pub gaps: Vec<Gap>,
+}
+
+fn rel(path: &str, root: &str) -> String {
+    match paths::strip_root(path, root) {
+        Some(r) => r.to_owned(),
+        None => path.to_owned(),
+    }
+}
+
+/// Walks from each known changed file to the tests it reaches.
+pub fn impact(
+    graph: &Graph<'_>,
+    deps: &DepEvidence,
+    changed: &[Changed],
+    catalogue: &Catalogue,
+    mappings: &[TestMapping],
+) -> Impact {
+    let model = graph.model;
+    let mut out = Impact::default();
+    // Which tests each target feeds directly.
+    let mut tests_of: Vec<Vec<usize>> = vec![Vec::new(); model.targets.len()];
+    for (ti, m) in mappings.iter().enumerate() {
+        if let TestMapping::Mapped { direct } = m {
+            for &t in direct {
+                tests_of[t].push(ti);
+            }
+        }
+    }
+    let mut affected = vec![false; model.targets.len()];
+    let mut selected = vec![false; catalogue.tests.len()];
+    for c in changed {
+        let Some(fid) = c.file else { continue };
+        // Units listing this file, first (by depfile order) per owning target.
+        let mut unit_of_target: HashMap<usize, usize> = HashMap::new();
+        for (ui, tu) in deps.tus.iter().enumerate() {
+            if tu.prereqs.binary_search(&fid).is_ok() {
+                unit_of_target.entry(tu.target).or_insert(ui);
+            }
+        }
+        let mut starts: Vec<usize> = unit_of_target.keys().copied().collect();
+        starts.sort_unstable();
+        let parent = graph.reverse_bfs(&starts);
+        for (t, p) in parent.iter().enumerate() {
+            if p.is_none() {
+                continue;
+            }
+            affected[t] = true;
+            for &ti in &tests_of[t] {
+                let direct = match &mappings[ti] {
+                    TestMapping::Mapped { direct } => direct,
+                    TestMapping::Unmapped(_) => continue,
+                };
+                // One chain per (test, changed path): through the first reached direct target.
+                let first_reached = direct.iter().copied().find(|d| parent[*d].is_some());
+                if first_reached != Some(t) {
+                    continue;
+                }
+                selected[ti] = true;
+                let mut path = vec![t];
+                let mut cur = t;
+                while let Some(p) = parent[cur] {
+                    if p == cur {
+                        break;
+                    }
+                    path.push(p);
+                    cur = p;
+                }
+                path.reverse();
+                let owner = path[0];
+                let unit = &deps.tus[unit_of_target[&owner]];
+                out.chains.push(Chain {
+                    test: catalogue.tests[ti].name.clone(),
+                    changed: c.display.clone(),
+                    depfile: rel(&unit.depfile, &model.build_root),
+                    tu: rel(&unit.source, &model.source_root),
+                    targets: path.iter().map(|&i| model.targets[i].name.clone()).collect(),
+                });
+            }
+        }
+    }
+    // Runtime loading without graph edges.
+    let mut reached_by_tests = vec![false; model.targets.len()];
+    let direct_all: Vec<usize> = mappings
+        .iter()
+        .filter_map(|m| match m {
+            TestMapping::Mapped { direct } => Some(direct.iter().copied()),
+            TestMapping::Unmapped(_) => None,
+        })
+        .flatten()
+        .collect();
+    for t in graph.closure(&direct_all) {
+        reached_by_tests[t] = true;
+    }
+    for (t, a) in affected.iter().enumerate() {
+        if !a {
+            continue;
+        }
+        let target = &model.targets[t];
+        match target.kind {
+            TargetKind::ModuleLibrary => out.gaps.push(Gap::new(
+                Code::RuntimeLoadedTarget,
+                format!("affected MODULE library {:?} may be loaded at run time by any test", target.name),
+            )),
+            TargetKind::Executable | TargetKind::SharedLibrary if !reached_by_tests[t] => out.gaps.push(Gap::new(
+                Code::RuntimeLoadedTarget,
+                format!(
+                    "affected {} {:?} is reached by no test through the graph or test arguments; a test may still run or load it by path",
+                    target.kind.as_str(),
+                    target.name
+                ),
+            )),
+            TargetKind::Executable
+            | TargetKind::SharedLibrary
+            | TargetKind::StaticLibrary
+            | TargetKind::ObjectLibrary
+            | TargetKind::InterfaceLibrary
+            | TargetKind::Utility => {}
+        }
+    }
+    out.affected = affected.iter().enumerate().filter(|(_, a)| **a).map(|(i, _)| i).collect();
+    out.selected = selected.iter().enumerate().filter(|(_, s)| **s).map(|(i, _)| i).collect();
+    out.chains.sort();
+    out
+}

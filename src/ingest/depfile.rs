@@ -1,0 +1,353 @@
+//! Compiler dependency files from `--dep-list`: mapping, completeness and freshness.
+//!
+//! Invariant: when [`load`] returns no gaps, every compiled C/C++ translation
+//! unit (target, source) of the codemodel has exactly one `.d` file, each `.d`
+//! maps to exactly one such unit through the Unix Makefiles layout
+//! `<dir_build>/CMakeFiles/<target>.dir/…` and its first prerequisite, its rule
+//! target is its own object file, and no project prerequisite it lists is newer
+//! than it (contract §7-8). Missing evidence is never read as "no dependencies".
+//!
+//! Paths in a Makefiles depfile are as the compiler opened them, relative to
+//! the directory the compiler ran in (`<dir_build>`); they are joined and folded
+//! lexically (symlinks kept, as CMake keeps them). Only prerequisites inside the
+//! source or build root are project prerequisites; system headers are ignored.
+
+use std::collections::{HashMap, HashSet};
+use std::time::SystemTime;
+
+use super::depfile_syntax;
+use super::file_api::Codemodel;
+use super::{ReadError, Reader};
+use crate::paths;
+use crate::reason::{Code, Gap};
+
+/// Interned id of a project file.
+pub type FileId = u32;
+
+/// One translation unit with its dependency evidence.
+#[derive(Clone, Debug)]
+pub struct Tu {
+    /// Owning target (index into the codemodel's targets).
+    pub target: usize,
+    /// Main source, absolute folded.
+    pub source: String,
+    /// The `.d` file, absolute folded.
+    pub depfile: String,
+    /// Project prerequisites (including the main source), de-duplicated.
+    pub prereqs: Vec<FileId>,
+}
+
+/// The dependency evidence of the whole build.
+#[derive(Debug, Default)]
+pub struct DepEvidence {
+    /// Interned project files (absolute folded paths); index = [`FileId`].
+    pub files: Vec<String>,
+    /// Path → id, including real-path aliases of files reached through symlinks.
+    pub by_path: HashMap<String, FileId>,
+    /// Translation units, sorted by (depfile path).
+    pub tus: Vec<Tu>,
+    /// Targets that include a build-time generated header: (target, header).
+    pub generated_includes: Vec<(usize, String)>,
+    /// Every `.d` read (for input identity).
+    pub depfiles_read: Vec<String>,
+}
+
+struct Mapped {
+    target: usize,
+    source: String,
+    mtime: SystemTime,
+    prereqs: Vec<String>,
+}
+
+/// Finds the target whose object dir contains `depfile`.
+fn owning_target(depfile: &str, object_dirs: &HashMap<String, usize>) -> Result<usize, String> {
+    let mut hits = Vec::new();
+    let mut from = 0;
+    while let Some(pos) = depfile[from..].find("/CMakeFiles/") {
+        let start = from + pos;
+        let seg_start = start + "/CMakeFiles/".len();
+        if let Some(seg_len) = depfile[seg_start..].find('/') {
+            let seg = &depfile[seg_start..seg_start + seg_len];
+            if seg.ends_with(".dir") {
+                if let Some(&t) = object_dirs.get(&depfile[..seg_start + seg_len]) {
+                    hits.push(t);
+                }
+            }
+        }
+        from = seg_start;
+    }
+    hits.dedup();
+    match hits.len() {
+        1 => Ok(hits[0]),
+        0 => Err("is not inside any target's CMakeFiles/<target>.dir/ directory".to_owned()),
+        _ => Err("lies inside the object directories of more than one target".to_owned()),
+    }
+}
+
+fn map_one(
+    reader: &Reader,
+    depfile: &str,
+    model: &Codemodel,
+    object_dirs: &HashMap<String, usize>,
+    buf: &mut Vec<u8>,
+) -> Result<Mapped, Gap> {
+    let target = owning_target(depfile, object_dirs).map_err(|why| Gap::new(Code::DepFileUnmapped, format!("{depfile} {why}")))?;
+    let t = &model.targets[target];
+    reader.read_into(depfile, buf).map_err(|e| match e {
+        ReadError::Io(err) => Gap::new(Code::DepFileUnreadable, format!("{depfile}: {err}")),
+        limit => Gap::new(Code::LimitExceeded, format!("{depfile}: {limit}")),
+    })?;
+    let mtime = std::fs::metadata(depfile)
+        .and_then(|m| m.modified())
+        .map_err(|e| Gap::new(Code::DepPrereqUninspectable, format!("{depfile}: cannot read its timestamp: {e}")))?;
+    let parsed =
+        depfile_syntax::parse(buf).map_err(|e| Gap::new(Code::DepFileMalformed, format!("{depfile}: {e}")))?;
+    let mut main = None;
+    for rule in &parsed.rules {
+        if rule.prereqs.is_empty() {
+            continue; // -MP phony rule
+        }
+        if main.is_some() {
+            return Err(Gap::new(Code::DepFileMalformed, format!("{depfile}: more than one rule with prerequisites")));
+        }
+        main = Some(rule);
+    }
+    let Some(rule) = main else {
+        return Err(Gap::new(Code::DepFileMalformed, format!("{depfile}: no rule with prerequisites")));
+    };
+    if rule.targets.len() != 1 {
+        return Err(Gap::new(Code::DepFileMalformed, format!("{depfile}: main rule has {} targets", rule.targets.len())));
+    }
+    // The -MT target is the object path relative to the build root; it must be this depfile's object.
+    let rule_target = paths::join_fold(&model.build_root, &rule.targets[0]);
+    let expected = depfile.strip_suffix(".d").unwrap_or(depfile);
+    if rule_target != expected {
+        return Err(Gap::new(
+            Code::DepFileUnmapped,
+            format!("{depfile}: rule target {:?} is not its own object {expected}", rule.targets[0].as_ref()),
+        ));
+    }
+    let max_path = reader.limits().max_path_len;
+    let mut prereqs = Vec::with_capacity(rule.prereqs.len());
+    for p in &rule.prereqs {
+        if p.len() > max_path {
+            return Err(Gap::new(Code::LimitExceeded, format!("{depfile}: a prerequisite path exceeds {max_path} bytes (--max-path-len)")));
+        }
+        let abs = paths::join_fold(&t.dir_build, p);
+        if paths::is_within(&abs, &model.source_root) || paths::is_within(&abs, &model.build_root) {
+            prereqs.push(abs);
+        }
+    }
+    let first = paths::join_fold(&t.dir_build, &rule.prereqs[0]);
+    let Some(src) = t.compiled.iter().find(|c| c.path == first) else {
+        return Err(Gap::new(
+            Code::DepFileUnmapped,
+            format!("{depfile}: main source {first} is not a compiled source of target {:?}", t.name),
+        ));
+    };
+    Ok(Mapped { target, source: src.path.clone(), mtime, prereqs })
+}
+
+/// Languages whose compile rule writes a trusted Make-syntax depfile.
+pub fn language_supported(lang: &str) -> bool {
+    matches!(lang, "C" | "CXX")
+}
+
+/// Reads `--dep-list`, maps and audits every listed `.d`. Returns the evidence
+/// (possibly partial, for explanations) and every gap found.
+pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence, Vec<Gap>) {
+    let mut gaps = Vec::new();
+    let mut ev = DepEvidence::default();
+    let list = match reader.read(dep_list) {
+        Ok(b) => b,
+        Err(ReadError::Io(e)) => {
+            gaps.push(Gap::new(Code::DepListUnreadable, format!("{dep_list}: {e}")));
+            return (ev, gaps);
+        }
+        Err(limit) => {
+            gaps.push(Gap::new(Code::LimitExceeded, format!("{dep_list}: {limit}")));
+            return (ev, gaps);
+        }
+    };
+    let Ok(list) = std::str::from_utf8(&list) else {
+        gaps.push(Gap::new(Code::DepListUnreadable, format!("{dep_list}: not valid UTF-8")));
+        return (ev, gaps);
+    };
+    // One path per line; NUL-separated lists are accepted too. Relative lines are relative to the build root.
+    let sep = if list.contains('\0') { '\0' } else { '\n' };
+    let mut entries: Vec<String> = Vec::new();
+    let mut seen = HashSet::new();
+    for line in list.split(sep) {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        if line.len() > reader.limits().max_path_len {
+            gaps.push(Gap::new(Code::LimitExceeded, format!("{dep_list}: a path exceeds {} bytes (--max-path-len)", reader.limits().max_path_len)));
+            continue;
+        }
+        let abs = paths::join_fold(&model.build_root, line);
+        if !paths::is_within(&abs, &model.build_root) {
+            gaps.push(Gap::new(Code::PathEscapesRoot, format!("{dep_list}: {line:?} is outside the build root")));
+            continue;
+        }
+        if !seen.insert(abs.clone()) {
+            gaps.push(Gap::new(Code::DepFileDuplicate, format!("{abs} is listed twice")));
+            continue;
+        }
+        entries.push(abs);
+    }
+    if entries.is_empty() && gaps.is_empty() {
+        gaps.push(Gap::new(Code::DepListUnreadable, format!("{dep_list}: lists no dependency files")));
+    }
+    if entries.len() > reader.limits().max_depfiles {
+        gaps.push(Gap::new(
+            Code::LimitExceeded,
+            format!("{} dependency files exceed the limit of {} (--max-depfiles)", entries.len(), reader.limits().max_depfiles),
+        ));
+        return (ev, gaps);
+    }
+    entries.sort();
+
+    let object_dirs: HashMap<String, usize> =
+        model.targets.iter().enumerate().filter(|(_, t)| !t.dir_build.is_empty()).map(|(i, t)| (t.object_dir(), i)).collect();
+
+    let results: Vec<(Result<Mapped, Gap>, Option<String>)> = {
+        let work = |d: &String| {
+            thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) });
+            let r = BUF.with(|b| map_one(reader, d, model, &object_dirs, &mut b.borrow_mut()));
+            // The real path catches one depfile listed under two spellings (symlinks).
+            (r, paths::real(d))
+        };
+        super::par_map(&entries, work)
+    };
+
+    // Two spellings of one file.
+    let mut reals: HashMap<&str, &str> = HashMap::new();
+    for (d, (_, real)) in entries.iter().zip(&results) {
+        if let Some(real) = real {
+            if let Some(prev) = reals.insert(real.as_str(), d.as_str()) {
+                gaps.push(Gap::new(Code::DepFileDuplicate, format!("{prev} and {d} are the same file {real}")));
+            }
+        }
+    }
+
+    let mut tu_of: HashMap<(usize, String), String> = HashMap::new();
+    let mut file_mtime_needed: Vec<(usize, SystemTime)> = Vec::new(); // (tu index, depfile mtime)
+    for (d, (r, _)) in entries.iter().zip(results) {
+        let m = match r {
+            Ok(m) => m,
+            Err(g) => {
+                gaps.push(g);
+                continue;
+            }
+        };
+        ev.depfiles_read.push(d.clone());
+        if let Some(prev) = tu_of.insert((m.target, m.source.clone()), d.clone()) {
+            gaps.push(Gap::new(
+                Code::DepFileDuplicate,
+                format!("{prev} and {d} both describe {} in target {:?}", m.source, model.targets[m.target].name),
+            ));
+            continue;
+        }
+        let mut ids: Vec<FileId> = Vec::with_capacity(m.prereqs.len());
+        for p in m.prereqs {
+            let next = ev.files.len() as FileId;
+            let id = *ev.by_path.entry(p).or_insert_with_key(|k| {
+                ev.files.push(k.clone());
+                next
+            });
+            ids.push(id);
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        file_mtime_needed.push((ev.tus.len(), m.mtime));
+        ev.tus.push(Tu { target: m.target, source: m.source, depfile: d.clone(), prereqs: ids });
+    }
+
+    // Coverage: every compiled C/C++ unit needs exactly one depfile.
+    for (ti, t) in model.targets.iter().enumerate() {
+        for c in &t.compiled {
+            if language_supported(&c.language) && !tu_of.contains_key(&(ti, c.path.clone())) {
+                gaps.push(Gap::new(
+                    Code::DepCoverageIncomplete,
+                    format!("{} of target {:?} has no dependency file in the list", c.path, t.name),
+                ));
+            }
+        }
+    }
+
+    // Freshness: stat every unique project file once.
+    let stats: Vec<FileStat> = super::par_map(&ev.files, |f| stat_file(f));
+    let mut reported = HashSet::new();
+    for (tu_idx, dmtime) in file_mtime_needed {
+        let tu = &ev.tus[tu_idx];
+        for &id in &tu.prereqs {
+            match &stats[id as usize].mtime {
+                Some(t) if t <= &dmtime => {}
+                Some(_) => gaps.push(Gap::new(
+                    Code::DepEvidenceStale,
+                    format!("{} is newer than {}", ev.files[id as usize], tu.depfile),
+                )),
+                None => {
+                    if reported.insert(id) {
+                        gaps.push(Gap::new(
+                            Code::DepPrereqUninspectable,
+                            format!("{} (listed in {}) cannot be inspected", ev.files[id as usize], tu.depfile),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    // Aliases: the real spelling of files reached through symlinks inside the tree.
+    for (id, st) in stats.into_iter().enumerate() {
+        if let Some(real) = st.real {
+            ev.by_path.entry(real).or_insert(id as FileId);
+        }
+    }
+    // Build-time generated headers included by a unit.
+    let mut gi = Vec::new();
+    for tu in &ev.tus {
+        for &id in &tu.prereqs {
+            let f = &ev.files[id as usize];
+            if model.generated_files.contains(f) {
+                gi.push((tu.target, f.clone()));
+            }
+        }
+    }
+    gi.sort();
+    gi.dedup();
+    ev.generated_includes = gi;
+    (ev, gaps)
+}
+
+struct FileStat {
+    mtime: Option<SystemTime>,
+    /// Real path when it differs from the lexical one.
+    real: Option<String>,
+}
+
+thread_local! {
+    static DIR_REAL: std::cell::RefCell<HashMap<String, Option<String>>> = std::cell::RefCell::new(HashMap::new());
+}
+
+fn stat_file(path: &str) -> FileStat {
+    let lmeta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(_) => return FileStat { mtime: None, real: None },
+    };
+    if lmeta.file_type().is_symlink() {
+        // Follow it: a dangling link has no timestamp to trust.
+        let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let real = paths::real(path).filter(|r| r != path);
+        return FileStat { mtime, real };
+    }
+    let mtime = lmeta.modified().ok();
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let real_dir = DIR_REAL.with(|c| {
+        c.borrow_mut().entry(dir.to_owned()).or_insert_with(|| paths::real(if dir.is_empty() { "/" } else { dir })).clone()
+    });
+    let real = real_dir.map(|d| if d == "/" { format!("/{name}") } else { format!("{d}/{name}") }).filter(|r| r != path);
+    FileStat { mtime, real }
+}

@@ -1,0 +1,694 @@
+//! The CMake File API reply: index → codemodel-v2 → target objects, plus cmakeFiles-v1.
+//!
+//! Invariant: a [`Codemodel`] without gaps describes exactly one configuration
+//! of the tree at `--source-dir`/`--build-dir`, every target the configuration
+//! lists has been read and understood, and every dependency id resolves.
+//!
+//! Versions: codemodel major 2 and cmakeFiles major 1 with any minor are
+//! accepted; members a newer minor adds are ignored (reference §6); an unknown
+//! major version is a gap. A member given twice in one object is malformed.
+//!
+//! Freshness: the chosen index must be the newest reply file, newer than every
+//! reply file it references and every non-generated CMake input it lists;
+//! a newer `error-*.json` (CMake 4.1+) means the last configure failed and the
+//! reply describes an older tree.
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::SystemTime;
+
+use super::{ReadError, Reader};
+use crate::paths;
+use crate::reason::{Code, Gap};
+
+/// CMake target types as the File API names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TargetKind {
+    /// `EXECUTABLE`
+    Executable,
+    /// `STATIC_LIBRARY`
+    StaticLibrary,
+    /// `SHARED_LIBRARY`
+    SharedLibrary,
+    /// `MODULE_LIBRARY`
+    ModuleLibrary,
+    /// `OBJECT_LIBRARY`
+    ObjectLibrary,
+    /// `INTERFACE_LIBRARY`
+    InterfaceLibrary,
+    /// `UTILITY`
+    Utility,
+}
+
+impl TargetKind {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "EXECUTABLE" => TargetKind::Executable,
+            "STATIC_LIBRARY" => TargetKind::StaticLibrary,
+            "SHARED_LIBRARY" => TargetKind::SharedLibrary,
+            "MODULE_LIBRARY" => TargetKind::ModuleLibrary,
+            "OBJECT_LIBRARY" => TargetKind::ObjectLibrary,
+            "INTERFACE_LIBRARY" => TargetKind::InterfaceLibrary,
+            "UTILITY" => TargetKind::Utility,
+            _ => return None,
+        })
+    }
+
+    /// The File API spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::Executable => "EXECUTABLE",
+            TargetKind::StaticLibrary => "STATIC_LIBRARY",
+            TargetKind::SharedLibrary => "SHARED_LIBRARY",
+            TargetKind::ModuleLibrary => "MODULE_LIBRARY",
+            TargetKind::ObjectLibrary => "OBJECT_LIBRARY",
+            TargetKind::InterfaceLibrary => "INTERFACE_LIBRARY",
+            TargetKind::Utility => "UTILITY",
+        }
+    }
+}
+
+/// A compiled source of a target (it has a compile group).
+#[derive(Clone, Debug)]
+pub struct CompiledSource {
+    /// Absolute folded path.
+    pub path: String,
+    /// Compile group language (`C`, `CXX`, …).
+    pub language: String,
+    /// The GENERATED property is set.
+    pub generated: bool,
+}
+
+/// One build-system target of the selected configuration.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// Target name (unique within a configuration).
+    pub name: String,
+    /// Opaque File API id.
+    pub id: String,
+    /// Target type.
+    pub kind: TargetKind,
+    /// Artifact paths, absolute and folded.
+    pub artifacts: Vec<String>,
+    /// `<build>/<paths.build>`, absolute and folded: the directory the compiler runs in.
+    pub dir_build: String,
+    /// Compiled sources.
+    pub compiled: Vec<CompiledSource>,
+    /// Build-order dependencies (indices into [`Codemodel::targets`]).
+    pub deps: Vec<usize>,
+    /// Object files of other targets linked in through `$<TARGET_OBJECTS:…>` (absolute, folded).
+    pub object_inputs: Vec<String>,
+    /// Preprocessor definitions of every compile group.
+    pub defines: Vec<String>,
+}
+
+impl Target {
+    /// `<dir_build>/CMakeFiles/<name>.dir`: where its objects and depfiles live (Makefiles).
+    pub fn object_dir(&self) -> String {
+        format!("{}/CMakeFiles/{}.dir", self.dir_build, self.name)
+    }
+}
+
+/// The audited codemodel of one configuration.
+#[derive(Clone, Debug, Default)]
+pub struct Codemodel {
+    /// Source root as the codemodel spells it (folded).
+    pub source_root: String,
+    /// Build root as the codemodel spells it (folded).
+    pub build_root: String,
+    /// Selected configuration name (may be empty).
+    pub config: String,
+    /// Targets sorted by name.
+    pub targets: Vec<Target>,
+    /// Build-time generated files (custom command outputs, `.rule` outputs), absolute folded.
+    pub generated_files: HashSet<String>,
+    /// Non-generated CMake inputs from cmakeFiles-v1 (absolute folded); `None` when that object is absent.
+    pub cmake_inputs: Option<Vec<String>>,
+    /// Every reply file read, in read order (for input identity).
+    pub files_read: Vec<String>,
+}
+
+/// Result of loading the File API: a model when one could be built, and every gap found.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// The model, when a codemodel could be read at all.
+    pub model: Option<Codemodel>,
+    /// Gaps; empty means the codemodel is complete.
+    pub gaps: Vec<Gap>,
+}
+
+/// What the caller told us.
+pub struct Request<'a> {
+    /// `--source-dir`, folded absolute.
+    pub source_dir: &'a str,
+    /// `--build-dir`, folded absolute.
+    pub build_dir: &'a str,
+    /// `--config`.
+    pub config: Option<&'a str>,
+}
+
+// ---------------- raw wire structs ----------------
+
+#[derive(Deserialize)]
+struct RawVersion {
+    major: u64,
+    #[serde(default)]
+    #[allow(dead_code)]
+    minor: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct RawIndex {
+    cmake: RawIndexCmake,
+    objects: Vec<RawObjectRef>,
+    #[serde(default)]
+    reply: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+#[derive(Deserialize)]
+struct RawIndexCmake {
+    generator: RawGenerator,
+    #[allow(dead_code)]
+    version: IgnoredAny,
+}
+
+#[derive(Deserialize)]
+struct RawGenerator {
+    name: String,
+    #[serde(default, rename = "multiConfig")]
+    multi_config: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct RawObjectRef {
+    kind: String,
+    version: RawVersion,
+    #[serde(rename = "jsonFile")]
+    json_file: String,
+}
+
+#[derive(Deserialize)]
+struct RawCodemodel {
+    kind: String,
+    version: RawVersion,
+    paths: RawPaths,
+    configurations: Vec<RawConfiguration>,
+}
+
+#[derive(Deserialize)]
+struct RawPaths {
+    source: String,
+    build: String,
+}
+
+#[derive(Deserialize)]
+struct RawConfiguration {
+    name: String,
+    targets: Vec<RawTargetRef>,
+    #[serde(default, rename = "abstractTargets")]
+    abstract_targets: Option<Vec<RawTargetRef>>,
+}
+
+#[derive(Deserialize)]
+struct RawTargetRef {
+    name: String,
+    id: String,
+    #[serde(rename = "jsonFile")]
+    json_file: String,
+}
+
+#[derive(Deserialize)]
+struct RawTarget {
+    name: String,
+    id: String,
+    #[serde(rename = "type")]
+    kind: String,
+    paths: RawPaths,
+    #[serde(default)]
+    artifacts: Option<Vec<RawPathEntry>>,
+    #[serde(default)]
+    sources: Option<Vec<RawSource>>,
+    #[serde(default, rename = "compileGroups")]
+    compile_groups: Option<Vec<RawCompileGroup>>,
+    #[serde(default)]
+    dependencies: Option<Vec<RawDependency>>,
+}
+
+#[derive(Deserialize)]
+struct RawPathEntry {
+    path: String,
+}
+
+#[derive(Deserialize)]
+struct RawSource {
+    path: String,
+    #[serde(default, rename = "compileGroupIndex")]
+    compile_group_index: Option<usize>,
+    #[serde(default, rename = "isGenerated")]
+    is_generated: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct RawCompileGroup {
+    language: String,
+    #[serde(default)]
+    defines: Option<Vec<RawDefine>>,
+}
+
+#[derive(Deserialize)]
+struct RawDefine {
+    define: String,
+}
+
+#[derive(Deserialize)]
+struct RawDependency {
+    id: String,
+}
+
+#[derive(Deserialize)]
+struct RawCmakeFiles {
+    kind: String,
+    version: RawVersion,
+    inputs: Vec<RawCmakeInput>,
+}
+
+#[derive(Deserialize)]
+struct RawCmakeInput {
+    path: String,
+    #[serde(default, rename = "isGenerated")]
+    is_generated: Option<bool>,
+    #[serde(default, rename = "isCMake")]
+    is_cmake: Option<bool>,
+}
+
+// ---------------- loading ----------------
+
+fn mtime(path: &str) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// A reply file name must be a plain file name inside `reply/` (no traversal).
+fn plain_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains('/') && !name.contains('\\') && name != "." && name != ".."
+}
+
+struct Ctx<'a> {
+    reader: &'a Reader,
+    reply_dir: String,
+    index_mtime: SystemTime,
+    files_read: Vec<String>,
+}
+
+impl Ctx<'_> {
+    /// Reads and decodes one reply file named by the index or codemodel.
+    fn read_json<T: for<'de> Deserialize<'de>>(&mut self, name: &str, missing: Code) -> Result<T, Gap> {
+        if !plain_name(name) {
+            return Err(Gap::new(Code::FileApiMalformed, format!("reply file name {name:?} is not a plain file name")));
+        }
+        let path = format!("{}/{}", self.reply_dir, name);
+        let bytes = self.reader.read(&path).map_err(|e| match e {
+            ReadError::Io(err) => Gap::new(missing, format!("{path}: {err}")),
+            limit => Gap::new(Code::LimitExceeded, format!("{path}: {limit}")),
+        })?;
+        match mtime(&path) {
+            Some(t) if t <= self.index_mtime => {}
+            Some(_) => {
+                return Err(Gap::new(Code::FileApiReplyStale, format!("{path} is newer than the reply index that references it")))
+            }
+            None => return Err(Gap::new(missing, format!("{path}: cannot read its timestamp"))),
+        }
+        self.files_read.push(path.clone());
+        serde_json::from_slice(&bytes).map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))
+    }
+}
+
+/// Chooses the reply index: the lexicographically greatest `index-*.json`,
+/// which must also be the newest by modification time.
+fn choose_index(reply_dir: &str) -> Result<(String, SystemTime), Gap> {
+    let entries = match std::fs::read_dir(reply_dir) {
+        Ok(e) => e,
+        Err(e) => {
+            return Err(Gap::new(
+                Code::FileApiReplyMissing,
+                format!("{reply_dir}: {e}; write {}/query/codemodel-v2 and re-run cmake", reply_dir.trim_end_matches("/reply")),
+            ))
+        }
+    };
+    let mut indexes: Vec<(String, Option<SystemTime>)> = Vec::new();
+    let mut errors: Vec<String> = Vec::new();
+    for e in entries {
+        let e = e.map_err(|err| Gap::new(Code::FileApiReplyMissing, format!("{reply_dir}: {err}")))?;
+        let Some(name) = e.file_name().to_str().map(str::to_owned) else { continue };
+        if name.starts_with("index-") && name.ends_with(".json") {
+            let t = mtime(&format!("{reply_dir}/{name}"));
+            indexes.push((name, t));
+        } else if name.starts_with("error-") && name.ends_with(".json") {
+            errors.push(name);
+        }
+    }
+    indexes.sort();
+    let Some((chosen, chosen_t)) = indexes.last().cloned() else {
+        return Err(Gap::new(Code::FileApiReplyMissing, format!("{reply_dir}: no index-*.json")));
+    };
+    let Some(chosen_t) = chosen_t else {
+        return Err(Gap::new(Code::FileApiIndexAmbiguous, format!("{reply_dir}/{chosen}: cannot read its timestamp")));
+    };
+    for (name, t) in &indexes[..indexes.len() - 1] {
+        match t {
+            Some(t) if *t <= chosen_t => {}
+            _ => {
+                return Err(Gap::new(
+                    Code::FileApiIndexAmbiguous,
+                    format!("{reply_dir}: {name} is newer than (or as uncertain as) the later-named {chosen}"),
+                ))
+            }
+        }
+    }
+    // error-<timestamp>.json uses the same timestamp naming as index files.
+    if let Some(err) = errors.iter().max() {
+        let err_stamp = err.trim_start_matches("error-");
+        let idx_stamp = chosen.trim_start_matches("index-");
+        if err_stamp > idx_stamp {
+            return Err(Gap::new(
+                Code::FileApiReplyStale,
+                format!("{reply_dir}/{err} records a configure that failed after {chosen} was written"),
+            ));
+        }
+    }
+    Ok((chosen, chosen_t))
+}
+
+/// Finds the reply file of `kind` with `major` in the index, or reports what exists.
+fn find_object(index: &RawIndex, kind: &str, major: u64) -> Result<Option<String>, Gap> {
+    // Our own client query first, then the shared stateless query, then objects[].
+    let mut candidates: Vec<&serde_json::Value> = Vec::new();
+    if let Some(reply) = &index.reply {
+        if let Some(client) = reply.get("client-diff2test") {
+            if let Some(v) = client.get(format!("{kind}-v{major}")) {
+                candidates.push(v);
+            }
+        }
+        if let Some(v) = reply.get(&format!("{kind}-v{major}")) {
+            candidates.push(v);
+        }
+    }
+    for c in candidates {
+        if let (Some(k), Some(f)) = (c.get("kind").and_then(|k| k.as_str()), c.get("jsonFile").and_then(|f| f.as_str())) {
+            let m = c.get("version").and_then(|v| v.get("major")).and_then(|m| m.as_u64());
+            if k == kind && m == Some(major) {
+                return Ok(Some(f.to_owned()));
+            }
+        }
+    }
+    let mut other_major = None;
+    for o in &index.objects {
+        if o.kind == kind {
+            if o.version.major == major {
+                return Ok(Some(o.json_file.clone()));
+            }
+            other_major = Some(o.version.major);
+        }
+    }
+    match other_major {
+        Some(m) => Err(Gap::new(
+            Code::FileApiUnsupportedVersion,
+            format!("{kind} reply has major version {m}; only {major} is supported"),
+        )),
+        None => Ok(None),
+    }
+}
+
+/// True when `a` and `b` name the same directory: equal after lexical folding,
+/// or (documented policy) equal after resolving symlinks.
+fn same_root(a: &str, b: &str) -> bool {
+    a == b || matches!((paths::real(a), paths::real(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// Loads and audits the File API reply of `req.build_dir`.
+pub fn load(reader: &Reader, req: &Request<'_>) -> Loaded {
+    let mut out = Loaded::default();
+    match load_inner(reader, req, &mut out.gaps) {
+        Ok(model) => out.model = Some(model),
+        Err(g) => out.gaps.push(g),
+    }
+    out
+}
+
+fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result<Codemodel, Gap> {
+    let reply_dir = format!("{}/.cmake/api/v1/reply", req.build_dir);
+    let (index_name, index_mtime) = choose_index(&reply_dir)?;
+    let mut ctx = Ctx { reader, reply_dir: reply_dir.clone(), index_mtime, files_read: Vec::new() };
+    let index: RawIndex = ctx.read_json(&index_name, Code::FileApiReplyMissing)?;
+    if index.cmake.generator.name != "Unix Makefiles" {
+        gaps.push(Gap::new(
+            Code::UnsupportedGenerator,
+            format!("the build tree uses the {:?} generator", index.cmake.generator.name),
+        ));
+    }
+    if index.cmake.generator.multi_config == Some(true) {
+        gaps.push(Gap::new(Code::UnsupportedGenerator, "the build tree uses a multi-config generator"));
+    }
+    let cm_file = find_object(&index, "codemodel", 2)?
+        .ok_or_else(|| Gap::new(Code::FileApiReplyMissing, format!("{reply_dir}/{index_name} has no codemodel-v2 reply")))?;
+    let cm: RawCodemodel = ctx.read_json(&cm_file, Code::FileApiReplyMissing)?;
+    if cm.kind != "codemodel" || cm.version.major != 2 {
+        return Err(Gap::new(
+            Code::FileApiUnsupportedVersion,
+            format!("{cm_file}: kind {:?} version {} is not codemodel 2", cm.kind, cm.version.major),
+        ));
+    }
+    if !cm.paths.source.starts_with('/') || !cm.paths.build.starts_with('/') {
+        return Err(Gap::new(Code::FileApiMalformed, format!("{cm_file}: paths.source/paths.build are not absolute")));
+    }
+    let source_root = paths::fold(&cm.paths.source);
+    let build_root = paths::fold(&cm.paths.build);
+    let mut roots_ok = true;
+    if !same_root(&source_root, req.source_dir) {
+        gaps.push(Gap::new(Code::RootMismatch, format!("codemodel source {source_root} is not --source-dir {}", req.source_dir)));
+        roots_ok = false;
+    }
+    if !same_root(&build_root, req.build_dir) {
+        gaps.push(Gap::new(Code::RootMismatch, format!("codemodel build {build_root} is not --build-dir {}", req.build_dir)));
+        roots_ok = false;
+    }
+    let _ = roots_ok;
+
+    let config = match (req.config, cm.configurations.len()) {
+        (_, 0) => return Err(Gap::new(Code::FileApiMalformed, format!("{cm_file}: no configurations"))),
+        (None, 1) => &cm.configurations[0],
+        (None, n) => {
+            let names: Vec<_> = cm.configurations.iter().map(|c| c.name.as_str()).collect();
+            return Err(Gap::new(Code::ConfigAmbiguous, format!("{n} configurations {names:?}; pass --config")));
+        }
+        (Some(want), _) => {
+            let hits: Vec<_> = cm.configurations.iter().filter(|c| c.name == want).collect();
+            match hits.len() {
+                1 => hits[0],
+                0 => return Err(Gap::new(Code::ConfigNotFound, format!("--config {want:?} is not in the codemodel"))),
+                _ => return Err(Gap::new(Code::ConfigAmbiguous, format!("configuration {want:?} appears twice"))),
+            }
+        }
+    };
+    if config.targets.len() > reader.limits().max_targets {
+        return Err(Gap::new(
+            Code::LimitExceeded,
+            format!("{} targets exceed the limit of {} (--max-targets)", config.targets.len(), reader.limits().max_targets),
+        ));
+    }
+
+    // Read every target object (in parallel: they are independent files).
+    let mut refs: Vec<&RawTargetRef> = config.targets.iter().collect();
+    refs.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+    let mut seen_names = HashSet::new();
+    let mut seen_ids = HashSet::new();
+    for r in &refs {
+        if !seen_names.insert(r.name.as_str()) || !seen_ids.insert(r.id.as_str()) {
+            return Err(Gap::new(Code::FileApiMalformed, format!("target {:?} / id {:?} listed twice", r.name, r.id)));
+        }
+    }
+    let raw_targets: Vec<Result<(RawTarget, String, Vec<String>), Gap>> = super::par_map(&refs, |r| {
+        let mut local = Ctx { reader, reply_dir: reply_dir.clone(), index_mtime, files_read: Vec::new() };
+        let t: RawTarget = local.read_json(&r.json_file, Code::TargetObjectMissing)?;
+        if t.name != r.name || t.id != r.id {
+            return Err(Gap::new(
+                Code::TargetObjectMissing,
+                format!("{}: describes {:?}/{:?}, codemodel expects {:?}/{:?}", r.json_file, t.name, t.id, r.name, r.id),
+            ));
+        }
+        Ok((t, r.json_file.clone(), local.files_read))
+    });
+
+    let mut id_to_index: HashMap<&str, usize> = HashMap::new();
+    for (i, r) in refs.iter().enumerate() {
+        id_to_index.insert(r.id.as_str(), i);
+    }
+    let abstract_ids: HashSet<&str> =
+        config.abstract_targets.iter().flatten().map(|t| t.id.as_str()).collect();
+
+    let mut targets = Vec::with_capacity(refs.len());
+    let mut generated_files = HashSet::new();
+    for (i, res) in raw_targets.into_iter().enumerate() {
+        let (t, file, read) = match res {
+            Ok(x) => x,
+            Err(g) => {
+                gaps.push(g);
+                // Keep indices aligned with a placeholder the graph can never trust.
+                targets.push(Target {
+                    name: refs[i].name.clone(),
+                    id: refs[i].id.clone(),
+                    kind: TargetKind::Utility,
+                    artifacts: Vec::new(),
+                    dir_build: String::new(),
+                    compiled: Vec::new(),
+                    deps: Vec::new(),
+                    object_inputs: Vec::new(),
+                    defines: Vec::new(),
+                });
+                continue;
+            }
+        };
+        ctx.files_read.extend(read);
+        match convert_target(t, &file, &source_root, &build_root, &id_to_index, &abstract_ids, &mut generated_files) {
+            Ok((target, mut tgaps)) => {
+                gaps.append(&mut tgaps);
+                targets.push(target);
+            }
+            Err(g) => {
+                gaps.push(g);
+                targets.push(Target {
+                    name: refs[i].name.clone(),
+                    id: refs[i].id.clone(),
+                    kind: TargetKind::Utility,
+                    artifacts: Vec::new(),
+                    dir_build: String::new(),
+                    compiled: Vec::new(),
+                    deps: Vec::new(),
+                    object_inputs: Vec::new(),
+                    defines: Vec::new(),
+                });
+            }
+        }
+    }
+
+    // cmakeFiles-v1: the CMake inputs of this configure, and a freshness check of the reply.
+    let cmake_inputs = match find_object(&index, "cmakeFiles", 1) {
+        Err(g) => {
+            gaps.push(g);
+            None
+        }
+        Ok(None) => None,
+        Ok(Some(f)) => match ctx.read_json::<RawCmakeFiles>(&f, Code::FileApiMalformed) {
+            Err(g) => {
+                gaps.push(g);
+                None
+            }
+            Ok(cf) if cf.kind != "cmakeFiles" || cf.version.major != 1 => {
+                gaps.push(Gap::new(Code::FileApiUnsupportedVersion, format!("{f}: not cmakeFiles major 1")));
+                None
+            }
+            Ok(cf) => {
+                let mut inputs = Vec::new();
+                for inp in cf.inputs {
+                    let abs = paths::join_fold(&source_root, &inp.path);
+                    if inp.is_generated == Some(true) {
+                        continue;
+                    }
+                    // CMake's own modules change only with a CMake upgrade; project inputs must be older than the reply.
+                    if inp.is_cmake != Some(true) {
+                        match mtime(&abs) {
+                            Some(t) if t <= index_mtime => {}
+                            Some(_) => gaps.push(Gap::new(
+                                Code::FileApiReplyStale,
+                                format!("{abs} is newer than the File API reply; re-run cmake"),
+                            )),
+                            None => gaps.push(Gap::new(
+                                Code::FileApiReplyStale,
+                                format!("CMake input {abs} cannot be inspected (deleted since the last configure?)"),
+                            )),
+                        }
+                    }
+                    inputs.push(abs);
+                }
+                inputs.sort();
+                inputs.dedup();
+                Some(inputs)
+            }
+        },
+    };
+
+    Ok(Codemodel {
+        source_root,
+        build_root,
+        config: config.name.clone(),
+        targets,
+        generated_files,
+        cmake_inputs,
+        files_read: ctx.files_read,
+    })
+}
+
+fn convert_target(
+    t: RawTarget,
+    file: &str,
+    source_root: &str,
+    build_root: &str,
+    id_to_index: &HashMap<&str, usize>,
+    abstract_ids: &HashSet<&str>,
+    generated_files: &mut HashSet<String>,
+) -> Result<(Target, Vec<Gap>), Gap> {
+    let mut gaps = Vec::new();
+    let kind = TargetKind::parse(&t.kind)
+        .ok_or_else(|| Gap::new(Code::FileApiMalformed, format!("{file}: unknown target type {:?}", t.kind)))?;
+    let groups = t.compile_groups.unwrap_or_default();
+    let mut compiled = Vec::new();
+    let mut object_inputs = Vec::new();
+    for s in t.sources.unwrap_or_default() {
+        let abs = paths::join_fold(source_root, &s.path);
+        let generated = s.is_generated == Some(true);
+        match s.compile_group_index {
+            Some(g) => {
+                let group = groups.get(g).ok_or_else(|| {
+                    Gap::new(Code::FileApiMalformed, format!("{file}: source {:?} has compileGroupIndex {g} out of range", s.path))
+                })?;
+                compiled.push(CompiledSource { path: abs, language: group.language.clone(), generated });
+            }
+            None if generated => {
+                if let Some(out) = abs.strip_suffix(".rule") {
+                    generated_files.insert(out.to_owned());
+                } else if abs.ends_with(".o") || abs.ends_with(".obj") {
+                    object_inputs.push(abs);
+                } else {
+                    generated_files.insert(abs);
+                }
+            }
+            None => {}
+        }
+    }
+    let mut deps = Vec::new();
+    for d in t.dependencies.unwrap_or_default() {
+        match id_to_index.get(d.id.as_str()) {
+            Some(&i) => deps.push(i),
+            None if abstract_ids.contains(d.id.as_str()) => {}
+            None => gaps.push(Gap::new(
+                Code::TargetDependencyUnknown,
+                format!("target {:?} depends on unknown id {:?}", t.name, d.id),
+            )),
+        }
+    }
+    deps.sort_unstable();
+    deps.dedup();
+    let mut defines: Vec<String> =
+        groups.iter().flat_map(|g| g.defines.iter().flatten().map(|d| d.define.clone())).collect();
+    defines.sort();
+    defines.dedup();
+    let artifacts =
+        t.artifacts.unwrap_or_default().into_iter().map(|a| paths::join_fold(build_root, &a.path)).collect();
+    let dir_build = paths::join_fold(build_root, &t.paths.build);
+    Ok((Target { name: t.name, id: t.id, kind, artifacts, dir_build, compiled, deps, object_inputs, defines }, gaps))
+}
+
+/// Groups sources by target for tests and diagnostics.
+pub fn summary(model: &Codemodel) -> BTreeMap<String, Vec<String>> {
+    model.targets.iter().map(|t| (t.name.clone(), t.compiled.iter().map(|c| c.path.clone()).collect())).collect()
+}

@@ -1,0 +1,150 @@
+//! Evidence ingest: one module per evidence source, each auditing its own input.
+//!
+//! Shared here: the configured size limits and a bounded file reader that every
+//! parser uses, so no input can make the tool read unboundedly. Format logic
+//! lives in the per-source modules.
+
+pub mod ctest;
+pub mod depfile;
+pub mod depfile_syntax;
+pub mod file_api;
+
+use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Configured input limits. Exceeding one is a coded fallback, never a crash.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Largest single evidence file read, in bytes.
+    pub max_file_bytes: u64,
+    /// Largest total of evidence bytes read in one run.
+    pub max_total_bytes: u64,
+    /// Most registered tests in the catalogue.
+    pub max_tests: usize,
+    /// Most targets in the selected configuration.
+    pub max_targets: usize,
+    /// Most entries in the dependency-file list.
+    pub max_depfiles: usize,
+    /// Longest path accepted anywhere, in bytes.
+    pub max_path_len: usize,
+}
+
+impl Default for Limits {
+    /// Defaults sized for a Chromium-scale monorepo with headroom.
+    fn default() -> Self {
+        Limits {
+            max_file_bytes: 512 << 20,
+            max_total_bytes: 64 << 30,
+            max_tests: 1_000_000,
+            max_targets: 500_000,
+            max_depfiles: 2_000_000,
+            max_path_len: 4096,
+        }
+    }
+}
+
+/// Why a bounded read failed.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The file could not be opened or read.
+    Io(std::io::Error),
+    /// The file is larger than `max_file_bytes`.
+    TooLarge { limit: u64 },
+    /// Reading it would exceed `max_total_bytes`.
+    TotalTooLarge { limit: u64 },
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "{e}"),
+            ReadError::TooLarge { limit } => write!(f, "larger than the per-file limit of {limit} bytes (--max-file-bytes)"),
+            ReadError::TotalTooLarge { limit } => {
+                write!(f, "total evidence read exceeds the limit of {limit} bytes (--max-total-bytes)")
+            }
+        }
+    }
+}
+
+impl ReadError {
+    /// True for limit violations (as opposed to I/O failures).
+    pub fn is_limit(&self) -> bool {
+        matches!(self, ReadError::TooLarge { .. } | ReadError::TotalTooLarge { .. })
+    }
+}
+
+/// A reader that enforces the per-file and total byte limits. Shared across threads.
+#[derive(Debug)]
+pub struct Reader {
+    limits: Limits,
+    total: AtomicU64,
+}
+
+impl Reader {
+    /// A reader enforcing `limits`.
+    pub fn new(limits: Limits) -> Self {
+        Reader { limits, total: AtomicU64::new(0) }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Total bytes read so far.
+    pub fn total_read(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    /// Reads a whole file, refusing files over the limits.
+    pub fn read(&self, path: &str) -> Result<Vec<u8>, ReadError> {
+        let mut buf = Vec::new();
+        self.read_into(path, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Reads a whole file into `buf` (cleared first), refusing files over the limits.
+    pub fn read_into(&self, path: &str, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+        buf.clear();
+        let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+        let max = self.limits.max_file_bytes;
+        // Read one byte past the limit to detect overflow without trusting metadata.
+        let mut take = file.take(max.saturating_add(1));
+        take.read_to_end(buf).map_err(ReadError::Io)?;
+        let n = buf.len() as u64;
+        if n > max {
+            return Err(ReadError::TooLarge { limit: max });
+        }
+        let before = self.total.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > self.limits.max_total_bytes {
+            return Err(ReadError::TotalTooLarge { limit: self.limits.max_total_bytes });
+        }
+        Ok(())
+    }
+}
+
+/// Maps `f` over `items` on all available cores, preserving order.
+///
+/// Evidence files are independent, so reading and parsing them in parallel is
+/// safe; results are returned in input order so output stays deterministic.
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
+    if threads <= 1 || items.len() < 16 {
+        return items.iter().map(&f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> =
+            items.chunks(chunk).map(|c| s.spawn(move || c.iter().map(f).collect::<Vec<R>>())).collect();
+        let mut out = Vec::with_capacity(items.len());
+        for h in handles {
+            match h.join() {
+                Ok(v) => out.extend(v),
+                // Re-raise a worker's panic on this thread: it becomes INTERNAL_ERROR.
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+        out
+    })
+}

@@ -1,0 +1,186 @@
+//! One canonical form for every path the tool compares.
+//!
+//! CMake keeps the *logical* configured spelling of paths (symlinks are not
+//! resolved, `..` is folded), so evidence is compared lexically: a path is
+//! joined to its base, `.`/`..`/repeated slashes are folded, and the result is
+//! expressed relative to the source root (or the build root). Symlinks are
+//! resolved only where it adds safety: a changed path that lexically lies inside
+//! the source root but whose real location is outside it is rejected, and the
+//! real spellings of evidence files reached through in-tree symlinks are added
+//! as aliases so either spelling of a change is recognised.
+//!
+//! Invariant: [`fold`] never produces `.` or `..` segments, never a trailing
+//! slash (except the root `/`), and never two consecutive slashes.
+
+use camino::{Utf8Path, Utf8PathBuf};
+
+/// Lexically folds an absolute path: removes `.` segments, empty segments and
+/// resolves `..` against the preceding segment (`/..` stays `/`).
+///
+/// `path` must be absolute (start with `/`); relative input is treated as if it
+/// started at `/`.
+pub fn fold(path: &str) -> String {
+    if is_folded(path) {
+        return path.to_owned();
+    }
+    let mut out: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            s => out.push(s),
+        }
+    }
+    let mut s = String::with_capacity(path.len());
+    for seg in &out {
+        s.push('/');
+        s.push_str(seg);
+    }
+    if s.is_empty() {
+        s.push('/');
+    }
+    s
+}
+
+/// Fast check that an absolute path is already in folded form.
+fn is_folded(path: &str) -> bool {
+    let b = path.as_bytes();
+    if b.first() != Some(&b'/') {
+        return false;
+    }
+    if b.len() == 1 {
+        return true;
+    }
+    if b[b.len() - 1] == b'/' {
+        return false;
+    }
+    // Look for "//", "/./", "/../", or trailing "/." "/..".
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' {
+            let rest = &b[i + 1..];
+            if rest.first() == Some(&b'/') {
+                return false;
+            }
+            if rest.first() == Some(&b'.') {
+                let after = &rest[1..];
+                if after.is_empty() || after[0] == b'/' {
+                    return false;
+                }
+                if after[0] == b'.' && (after.len() == 1 || after[1] == b'/') {
+                    return false;
+                }
+            }
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Joins `path` to `base` (when relative) and folds the result.
+pub fn join_fold(base: &str, path: &str) -> String {
+    if path.starts_with('/') {
+        fold(path)
+    } else {
+        let mut s = String::with_capacity(base.len() + 1 + path.len());
+        s.push_str(base);
+        s.push('/');
+        s.push_str(path);
+        fold(&s)
+    }
+}
+
+/// Returns `path` relative to `root` when `path` is `root` itself or lies
+/// below it (both must be folded). `Some("")` means the root itself.
+pub fn strip_root<'a>(path: &'a str, root: &str) -> Option<&'a str> {
+    if root == "/" {
+        return Some(path.trim_start_matches('/'));
+    }
+    let rest = path.strip_prefix(root)?;
+    if rest.is_empty() {
+        Some("")
+    } else {
+        rest.strip_prefix('/')
+    }
+}
+
+/// True when `path` (folded) is `root` or below it.
+pub fn is_within(path: &str, root: &str) -> bool {
+    strip_root(path, root).is_some()
+}
+
+/// The current working directory as a folded UTF-8 string.
+pub fn current_dir() -> Option<String> {
+    let cwd = std::env::current_dir().ok()?;
+    let cwd = Utf8PathBuf::from_path_buf(cwd).ok()?;
+    Some(fold(cwd.as_str()))
+}
+
+/// Makes a user-given directory absolute (against the working directory) and folds it.
+pub fn absolute_dir(p: &Utf8Path) -> Option<String> {
+    if p.is_absolute() {
+        Some(fold(p.as_str()))
+    } else {
+        Some(join_fold(&current_dir()?, p.as_str()))
+    }
+}
+
+/// Resolves symlinks (realpath) and returns a folded UTF-8 string, or `None`
+/// when the path does not exist or is not UTF-8.
+pub fn real(path: &str) -> Option<String> {
+    let r = std::fs::canonicalize(path).ok()?;
+    let r = Utf8PathBuf::from_path_buf(r).ok()?;
+    Some(fold(r.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fold_table() {
+        for (input, want) in [
+            ("/", "/"),
+            ("/a/b", "/a/b"),
+            ("/a/b/", "/a/b"),
+            ("/a//b", "/a/b"),
+            ("/a/./b", "/a/b"),
+            ("/a/../b", "/b"),
+            ("/../a", "/a"),
+            ("/a/b/..", "/a"),
+            ("/a/b/.", "/a/b"),
+            ("/a/..b/c", "/a/..b/c"),
+            ("/a/.b", "/a/.b"),
+            ("/a/b c/d", "/a/b c/d"),
+        ] {
+            assert_eq!(fold(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn join_and_strip() {
+        assert_eq!(join_fold("/s/p", "x/../y.h"), "/s/p/y.h");
+        assert_eq!(join_fold("/s/p", "../../../etc/passwd"), "/etc/passwd");
+        assert_eq!(join_fold("/s/p", "/abs/x"), "/abs/x");
+        assert_eq!(strip_root("/s/p/a.h", "/s/p"), Some("a.h"));
+        assert_eq!(strip_root("/s/p", "/s/p"), Some(""));
+        assert_eq!(strip_root("/s/pq/a.h", "/s/p"), None);
+        assert!(!is_within("/s/pq", "/s/p"));
+        assert!(is_within("/x", "/"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fold_is_idempotent_and_clean(segs in proptest::collection::vec("(\\.|\\.\\.|[a-z ]{0,3})", 0..8)) {
+            let p = format!("/{}", segs.join("/"));
+            let f = fold(&p);
+            proptest::prop_assert_eq!(fold(&f), f.clone());
+            proptest::prop_assert!(f.starts_with('/'));
+            proptest::prop_assert!(!f.contains("//"));
+            proptest::prop_assert!(f == "/" || !f.ends_with('/'));
+            proptest::prop_assert!(!f.split('/').any(|s| s == "." || s == ".."));
+        }
+    }
+}

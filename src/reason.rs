@@ -1,0 +1,183 @@
+//! The evidence vocabulary: stable reason codes and the gaps that carry them.
+//!
+//! Every way in which evidence can fail to vouch for a subset is one variant
+//! of [`Code`]. A code is a promise to users (CI scripts grep for them), so the
+//! list is frozen by a test: renaming one is a reviewed change.
+//!
+//! Each code knows which outcome it forces. Codes only ever move a run
+//! *towards* safety: there is no code that re-enables a subset.
+
+use std::fmt;
+
+/// How much trust a gap removes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// The catalogue is fine, but a subset cannot be defended: every known test runs.
+    FullSuite,
+    /// The catalogue itself cannot be trusted: no test list can be emitted at all.
+    CatalogueUntrusted,
+}
+
+macro_rules! codes {
+    ($( $variant:ident => $code:literal, $sev:ident, $doc:literal; )*) => {
+        /// A stable reason code. See `SAFETY-CONTRACT.md` for each one's meaning.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code { $( #[doc = $doc] $variant, )* }
+
+        impl Code {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [Code] = &[ $( Code::$variant, )* ];
+
+            /// The stable upper-case code printed on stderr and in plans.
+            pub fn as_str(self) -> &'static str {
+                match self { $( Code::$variant => $code, )* }
+            }
+
+            /// The outcome this gap forces on its own.
+            pub fn severity(self) -> Severity {
+                match self { $( Code::$variant => Severity::$sev, )* }
+            }
+
+            /// One-line human explanation of the code.
+            pub fn explanation(self) -> &'static str {
+                match self { $( Code::$variant => $doc, )* }
+            }
+        }
+    };
+}
+
+codes! {
+    // --- CTest catalogue (contract §4 rows 1-5) ---
+    CtestUnreadable => "CTEST_UNREADABLE", CatalogueUntrusted,
+        "the CTest catalogue file is absent or unreadable, so the suite cannot be enumerated";
+    CtestMalformed => "CTEST_MALFORMED", CatalogueUntrusted,
+        "the CTest catalogue is not valid ctestInfo JSON";
+    CtestUnsupportedVersion => "CTEST_UNSUPPORTED_VERSION", CatalogueUntrusted,
+        "the CTest catalogue has a kind or major version this tool does not support";
+    CtestDuplicateName => "CTEST_DUPLICATE_NAME", CatalogueUntrusted,
+        "two registered tests share a name, so the catalogue is ambiguous";
+    CtestEmptyName => "CTEST_EMPTY_NAME", CatalogueUntrusted,
+        "a registered test has an empty name";
+    CtestSuspiciousName => "CTEST_SUSPICIOUS_NAME", CatalogueUntrusted,
+        "a test name contains control characters or surrounding whitespace that ctest -R cannot address reliably";
+    CtestNoTestfile => "CTEST_NO_TESTFILE", CatalogueUntrusted,
+        "the catalogue lists no tests and the build tree has no CTestTestfile.cmake, so an empty suite cannot be told from a missing one";
+    TestCommandMissing => "TEST_COMMAND_MISSING", FullSuite,
+        "a test has no command (its executable was not built or does not exist)";
+    TestCommandUnmapped => "TEST_COMMAND_UNMAPPED", FullSuite,
+        "a test's command[0] is not exactly one target artifact (wrapper, interpreter, emulator or foreign program)";
+    TestCommandAmbiguous => "TEST_COMMAND_AMBIGUOUS", FullSuite,
+        "a test's command[0] matches the artifacts of more than one target";
+    TestConfigMismatch => "TEST_CONFIG_MISMATCH", FullSuite,
+        "the catalogue was listed for a different configuration than the codemodel one selected";
+    // --- File API (contract §4 rows 6-12) ---
+    FileApiReplyMissing => "FILE_API_REPLY_MISSING", FullSuite,
+        "no File API codemodel-v2 reply exists under BUILD/.cmake/api/v1/reply (add the query and re-run cmake)";
+    FileApiIndexAmbiguous => "FILE_API_INDEX_AMBIGUOUS", FullSuite,
+        "the File API reply index cannot be chosen unambiguously";
+    FileApiReplyStale => "FILE_API_REPLY_STALE", FullSuite,
+        "the File API reply is older than its own inputs or a later failed configure";
+    FileApiMalformed => "FILE_API_MALFORMED", FullSuite,
+        "a File API reply file is missing required structure or is not valid JSON";
+    FileApiUnsupportedVersion => "FILE_API_UNSUPPORTED_VERSION", FullSuite,
+        "a File API object has an unsupported major version";
+    RootMismatch => "ROOT_MISMATCH", FullSuite,
+        "the codemodel's source/build roots are not the directories given on the command line";
+    ConfigAmbiguous => "CONFIG_AMBIGUOUS", FullSuite,
+        "the codemodel has several configurations and --config was not given";
+    ConfigNotFound => "CONFIG_NOT_FOUND", FullSuite,
+        "the configuration named by --config is not in the codemodel";
+    TargetObjectMissing => "TARGET_OBJECT_MISSING", FullSuite,
+        "a target object referenced by the codemodel is missing or malformed";
+    TargetDependencyUnknown => "TARGET_DEPENDENCY_UNKNOWN", FullSuite,
+        "a target dependency id does not resolve to a known target";
+    GeneratedSource => "GENERATED_SOURCE", FullSuite,
+        "a test depends on a target that compiles a build-time generated source or includes a generated header whose generator inputs are not in the evidence";
+    UnsupportedLanguage => "UNSUPPORTED_LANGUAGE", FullSuite,
+        "a test depends on a target with compiled sources in a language without trusted dependency evidence";
+    UnsupportedGenerator => "UNSUPPORTED_GENERATOR", FullSuite,
+        "the build tree was generated by a CMake generator whose dependency-file layout is not supported (only Unix Makefiles)";
+    // --- dependency files (contract §4 rows 13-19) ---
+    DepListUnreadable => "DEP_LIST_UNREADABLE", FullSuite,
+        "the --dep-list file is absent or unreadable";
+    DepFileUnreadable => "DEP_FILE_UNREADABLE", FullSuite,
+        "a listed dependency file is absent or unreadable";
+    DepFileMalformed => "DEP_FILE_MALFORMED", FullSuite,
+        "a listed dependency file is not a well-formed compiler depfile";
+    DepFileDuplicate => "DEP_FILE_DUPLICATE", FullSuite,
+        "a dependency file is listed twice, or two depfiles describe one translation unit";
+    DepFileUnmapped => "DEP_FILE_UNMAPPED", FullSuite,
+        "a dependency file cannot be mapped to exactly one (target, source) translation unit";
+    DepPrereqUninspectable => "DEP_PREREQ_UNINSPECTABLE", FullSuite,
+        "a project prerequisite's or depfile's timestamp cannot be read";
+    DepEvidenceStale => "DEP_EVIDENCE_STALE", FullSuite,
+        "a project prerequisite is newer than the dependency file that lists it";
+    DepCoverageIncomplete => "DEP_COVERAGE_INCOMPLETE", FullSuite,
+        "a compiled translation unit has no dependency file in the list";
+    // --- changed paths (contract §4 rows 20-22, 25) ---
+    ChangeUnknown => "CHANGE_UNKNOWN", FullSuite,
+        "a changed path is not in the dependency evidence; it may feed generation, configuration or a test at run time";
+    ChangeDeleted => "CHANGE_DELETED", FullSuite,
+        "a changed path does not exist in the source tree (deleted or renamed away), so current evidence cannot map it";
+    ChangeBuildConfig => "CHANGE_BUILD_CONFIG", FullSuite,
+        "a build-configuration file changed, so the build graph itself may change";
+    ChangeExternalResource => "CHANGE_EXTERNAL_RESOURCE", FullSuite,
+        "a lockfile, preset or package-manager configuration changed; it may change any dependency";
+    ChangeNotUtf8 => "CHANGE_NOT_UTF8", FullSuite,
+        "a changed path is not valid UTF-8 and cannot be compared with the evidence";
+    PathEscapesRoot => "PATH_ESCAPES_ROOT", FullSuite,
+        "a path resolves outside the declared source/build roots";
+    // --- graph (contract §4 rows 23-24 and our additions) ---
+    RuntimeLoadedTarget => "RUNTIME_LOADED_TARGET", FullSuite,
+        "an affected MODULE library (or an affected executable or shared library that no test reaches) may be loaded or run by any test at run time";
+    // --- limits and internals ---
+    LimitExceeded => "LIMIT_EXCEEDED", FullSuite,
+        "an input exceeded a configured size limit, so the analysis cannot safely finish";
+    CtestLimitExceeded => "CTEST_LIMIT_EXCEEDED", CatalogueUntrusted,
+        "the CTest catalogue exceeded a configured size limit, so the suite cannot be enumerated";
+}
+
+/// One concrete reason why a subset cannot be defended: a code plus the exact
+/// path or name involved.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Gap {
+    /// Stable code.
+    pub code: Code,
+    /// The concrete path, name or value involved, in words.
+    pub detail: String,
+}
+
+impl Gap {
+    /// A gap with a detail line.
+    pub fn new(code: Code, detail: impl Into<String>) -> Self {
+        Gap { code, detail: detail.into() }
+    }
+}
+
+impl fmt::Display for Gap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.detail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_upper_snake() {
+        let mut seen = std::collections::BTreeSet::new();
+        for c in Code::ALL {
+            let s = c.as_str();
+            assert!(seen.insert(s), "duplicate code {s}");
+            assert!(s.chars().all(|ch| ch.is_ascii_uppercase() || ch == '_' || ch.is_ascii_digit()), "{s}");
+            assert!(!c.explanation().is_empty());
+        }
+    }
+
+    #[test]
+    fn codes_frozen() {
+        let codes: Vec<_> = Code::ALL.iter().map(|c| format!("{} {:?}", c.as_str(), c.severity())).collect();
+        insta::assert_snapshot!(codes.join("\n"));
+    }
+}
