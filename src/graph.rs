@@ -8,10 +8,10 @@
 //! `$<TARGET_OBJECTS:…>` object inputs. Cycles are walked with a visited set.
 //!
 //! Safety rules added beyond the seed contract (see SAFETY-CONTRACT.md):
-//! * an affected MODULE library can be loaded by any test at run time, so it
-//!   forces the full suite;
-//! * an affected executable or shared library that no test reaches through
-//!   (a)-(c) may still be run or loaded by path, so it forces the full suite;
+//! * an affected executable, shared library or MODULE library that no test
+//!   reaches through (a)-(c) may still be run or loaded by path at run time,
+//!   so it forces the full suite (a MODULE library has no link edges at all:
+//!   only a test naming its artifact reaches it);
 //! * a test whose closure contains an *opaque* target (compiled generated
 //!   source, included build-time generated header, foreign object input, or a
 //!   compiled language without depfile evidence) cannot be proven unaffected.
@@ -418,20 +418,19 @@ pub fn impact(
         }
         let target = &model.targets[t];
         match target.kind {
-            TargetKind::ModuleLibrary => out.gaps.push(Gap::new(
-                Code::RuntimeLoadedTarget,
-                format!("affected MODULE library {:?} may be loaded at run time by any test", target.name),
-            )),
-            TargetKind::Executable | TargetKind::SharedLibrary if !reached_by_tests[t] => out.gaps.push(Gap::new(
-                Code::RuntimeLoadedTarget,
-                format!(
-                    "affected {} {:?} is reached by no test through the graph or test arguments; a test may still run or load it by path",
-                    target.kind.as_str(),
-                    target.name
-                ),
-            )),
+            TargetKind::Executable | TargetKind::SharedLibrary | TargetKind::ModuleLibrary if !reached_by_tests[t] => {
+                out.gaps.push(Gap::new(
+                    Code::RuntimeLoadedTarget,
+                    format!(
+                        "affected {} {:?} is reached by no test through the graph, test arguments, environment or compile definitions; a test may still run or load it by path",
+                        target.kind.as_str(),
+                        target.name
+                    ),
+                ))
+            }
             TargetKind::Executable
             | TargetKind::SharedLibrary
+            | TargetKind::ModuleLibrary
             | TargetKind::StaticLibrary
             | TargetKind::ObjectLibrary
             | TargetKind::InterfaceLibrary

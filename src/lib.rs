@@ -149,7 +149,10 @@ pub fn decide_outcome(req: &cli::Request) -> Outcome {
     );
     decision.extend(changed.iter().filter_map(|c| c.gap.clone()));
 
-    // 9. Reverse graph walk.
+    // 9. Reverse graph walk (only meaningful against a trusted catalogue).
+    if catalogue.is_none() {
+        return decision.finish(all, Vec::new(), Vec::new());
+    }
     let impact = graph::impact(&graph, &deps, &changed, cat, &mappings);
     decision.extend(impact.gaps);
     let selected: Vec<String> = impact.selected.iter().map(|&i| cat.tests[i].name.clone()).collect();

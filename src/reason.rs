@@ -129,7 +129,7 @@ codes! {
         "a path resolves outside the declared source/build roots";
     // --- graph (contract §4 rows 23-24 and our additions) ---
     RuntimeLoadedTarget => "RUNTIME_LOADED_TARGET", FullSuite,
-        "an affected MODULE library (or an affected executable or shared library that no test reaches) may be loaded or run by any test at run time";
+        "an affected executable, shared or MODULE library that no test reaches through the graph or its command, environment or compile definitions may still be run or loaded by a test at run time";
     // --- limits and internals ---
     LimitExceeded => "LIMIT_EXCEEDED", FullSuite,
         "an input exceeded a configured size limit, so the analysis cannot safely finish";

@@ -49,9 +49,15 @@ pub enum ReadError {
     /// The file could not be opened or read.
     Io(std::io::Error),
     /// The file is larger than `max_file_bytes`.
-    TooLarge { limit: u64 },
+    TooLarge {
+        /// The limit in bytes.
+        limit: u64,
+    },
     /// Reading it would exceed `max_total_bytes`.
-    TotalTooLarge { limit: u64 },
+    TotalTooLarge {
+        /// The limit in bytes.
+        limit: u64,
+    },
 }
 
 impl std::fmt::Display for ReadError {

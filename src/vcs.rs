@@ -1,0 +1,559 @@
+//! In-process git change detection (issue 5; TIA-CHG-001, TIA-CHG-003, TIA-CHG-008).
+//!
+//! [`changed_paths`] resolves revisions and compares trees with `gix`, a pure-Rust git
+//! implementation. It never starts a process: no `git` executable, no hooks, no filter
+//! drivers, no credential helpers. The repository is opened with
+//! `permissions.config.git_binary = false` (so gix never runs `git` to locate the
+//! installation config), no environment-variable overrides, and without the gix features
+//! that can run commands (attributes/filters, status, credentials, network).
+//!
+//! Change semantics (a "content unit" is a path; its fingerprint is its git object id plus
+//! its mode, TIA-CHG-003):
+//! * A path is changed when it exists on one side only, or its blob id or mode differs.
+//! * No rename or copy tracking: a rename is a deletion of the old path plus an addition of
+//!   the new one, so both are reported.
+//! * A submodule (gitlink) whose recorded commit differs is one changed path.
+//! * With `head = None` the base tree is compared with the working tree: every tracked or
+//!   base path is read and hashed in-process (raw bytes, no clean filters or eol
+//!   conversion, so filtered files can only be over-reported, never missed), untracked
+//!   files that are not ignored are reported, staged changes are reported even if the
+//!   working tree undid them, and initialised submodules are compared by their checked-out
+//!   HEAD and searched for local edits, which are reported as paths inside the submodule.
+//!   TIA-CHG-008: callers in CI mode must pass a head revision.
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use gix::bstr::{BStr, BString, ByteSlice, ByteVec};
+use gix::objs::tree::EntryKind;
+use gix::ObjectId;
+
+/// One changed path.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct VcsChange {
+    /// Absolute: the repository's working directory joined with the repository-relative path.
+    pub path: PathBuf,
+    /// How the path changed from base to head (or the working tree).
+    pub kind: ChangeKind,
+}
+
+/// How a path changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ChangeKind {
+    /// Present on the new side only.
+    Added,
+    /// Present on the old side only.
+    Deleted,
+    /// Same kind and mode on both sides, different content.
+    Modified,
+    /// Kind (file, executable, symlink, submodule) or mode differs; content may differ too.
+    TypeOrModeChanged,
+    /// A submodule (gitlink) now records another commit, or its checkout is at another commit.
+    SubmoduleMoved,
+    /// Working-tree comparison only: a file (or nested repository) that git does not track
+    /// and does not ignore.
+    Untracked,
+}
+
+/// Why changed paths could not be computed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VcsError {
+    /// `dir` is not inside a git repository (or the repository cannot be opened).
+    #[error("no git repository found at or above {}: {detail}", dir.display())]
+    NoRepository {
+        /// The directory discovery started from.
+        dir: PathBuf,
+        /// What went wrong.
+        detail: String,
+    },
+    /// The revision does not name a commit that is present in this repository
+    /// (unknown name, ambiguous or missing hash, or history cut off by a shallow clone).
+    #[error("revision {rev:?} does not resolve to a commit in this repository: {detail}")]
+    UnresolvedRevision {
+        /// The revision as given.
+        rev: String,
+        /// What went wrong.
+        detail: String,
+    },
+    /// Any other failure reading the repository or the working tree.
+    #[error("git: {detail}")]
+    Git {
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+fn git_err(context: &str, e: impl std::fmt::Display) -> VcsError {
+    VcsError::Git { detail: format!("{context}: {e}") }
+}
+
+/// Discovers the repository containing `source_dir` (the directory itself or any ancestor),
+/// resolves `base` (and `head` if `Some`) to commits, and returns every path whose blob id or
+/// mode differs, or that exists on one side only, comparing head's tree with base's tree.
+/// With `head = None`, compares base's tree with the working tree, including untracked,
+/// non-ignored files and staged changes. Renames are a deletion plus an addition. A changed
+/// gitlink is one changed path. The result is sorted by path and de-duplicated; paths
+/// outside `source_dir` are returned too.
+pub fn changed_paths(source_dir: &Path, base: &str, head: Option<&str>) -> Result<Vec<VcsChange>, VcsError> {
+    let repo = discover(source_dir)?;
+    let root = workdir_of(&repo)
+        .ok_or_else(|| VcsError::Git { detail: format!("{} is a bare repository: it has no working tree", repo.git_dir().display()) })?;
+    let base_tree = resolve_tree(&repo, base)?;
+    let mut out = Changes::default();
+    match head {
+        Some(head) => {
+            let head_tree = resolve_tree(&repo, head)?;
+            for (rel, old, new) in diff_trees(&repo, base_tree, head_tree)? {
+                if let Some(kind) = kind_of(old, new) {
+                    out.insert(&root, rel.as_ref(), kind)?;
+                }
+            }
+        }
+        None => worktree_changes(&repo, Some(base_tree), &root, &mut out, 0)?,
+    }
+    Ok(out.0.into_iter().map(|(path, kind)| VcsChange { path, kind }).collect())
+}
+
+/// Options that read the repository's own config plus the system and user config files, but
+/// never run `git`, honour no `GIT_*` environment variables and load no attribute files
+/// outside the repository.
+fn open_options() -> gix::open::Options {
+    use gix::open::permissions::{Attributes, Config, Environment};
+    let mut env = Environment::isolated();
+    // Only to locate ~/.gitconfig and the user's global excludes file (core.excludesFile).
+    env.home = gix::sec::Permission::Allow;
+    env.xdg_config_home = gix::sec::Permission::Allow;
+    let config = Config { git_binary: false, system: true, git: true, user: true, env: false, includes: true };
+    gix::open::Options::isolated().permissions(gix::open::Permissions { env, config, attributes: Attributes::isolated() })
+}
+
+fn discover(source_dir: &Path) -> Result<gix::Repository, VcsError> {
+    let no_repo = |detail: String| VcsError::NoRepository { dir: source_dir.to_path_buf(), detail };
+    let dir = std::path::absolute(source_dir).map_err(|e| no_repo(e.to_string()))?;
+    if !dir.is_dir() {
+        return Err(no_repo("not a directory".into()));
+    }
+    let opts = open_options();
+    // Repositories owned by another user get "reduced" trust; reading is all we do, so both
+    // levels open the same way (no safe.directory refusal).
+    let trust_map = gix::sec::trust::Mapping { full: opts.clone(), reduced: opts };
+    gix::ThreadSafeRepository::discover_opts(&dir, Default::default(), trust_map)
+        .map(gix::Repository::from)
+        .map_err(|e| no_repo(e.to_string()))
+}
+
+fn workdir_of(repo: &gix::Repository) -> Option<PathBuf> {
+    let wd = repo.workdir()?;
+    Some(std::path::absolute(wd).unwrap_or_else(|_| wd.to_path_buf()))
+}
+
+/// Resolves `rev` to a commit present in the object database and returns its tree id.
+fn resolve_tree(repo: &gix::Repository, rev: &str) -> Result<ObjectId, VcsError> {
+    let unresolved = |detail: String| VcsError::UnresolvedRevision { rev: rev.to_string(), detail };
+    if rev.is_empty() {
+        return Err(unresolved("empty revision".into()));
+    }
+    let id = repo.rev_parse_single(rev).map_err(|e| unresolved(e.to_string()))?;
+    let object = id.object().map_err(|e| unresolved(format!("object {id} is not available: {e}")))?;
+    let commit = object.peel_to_commit().map_err(|e| unresolved(format!("{id} is not a commit: {e}")))?;
+    let tree = commit.tree_id().map_err(|e| git_err(&format!("cannot read commit {}", commit.id), e))?;
+    Ok(tree.detach())
+}
+
+/// What a path holds on one side of a comparison. Trees are never items; only leaves are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Item {
+    File { exec: bool, id: ObjectId },
+    Link(ObjectId),
+    Gitlink(ObjectId),
+    /// An unmerged index entry: differs from everything.
+    Conflict,
+}
+
+fn item_of(kind: EntryKind, id: ObjectId) -> Option<Item> {
+    match kind {
+        EntryKind::Tree => None,
+        EntryKind::Blob => Some(Item::File { exec: false, id }),
+        EntryKind::BlobExecutable => Some(Item::File { exec: true, id }),
+        EntryKind::Link => Some(Item::Link(id)),
+        EntryKind::Commit => Some(Item::Gitlink(id)),
+    }
+}
+
+fn kind_of(old: Option<Item>, new: Option<Item>) -> Option<ChangeKind> {
+    use Item::*;
+    Some(match (old, new) {
+        (None, None) => return None,
+        (None, Some(_)) => ChangeKind::Added,
+        (Some(_), None) => ChangeKind::Deleted,
+        (Some(a), Some(b)) if a == b && a != Conflict => return None,
+        (Some(Conflict), _) | (_, Some(Conflict)) => ChangeKind::Modified,
+        (Some(File { exec: e1, .. }), Some(File { exec: e2, .. })) if e1 != e2 => ChangeKind::TypeOrModeChanged,
+        (Some(File { .. }), Some(File { .. })) | (Some(Link(_)), Some(Link(_))) => ChangeKind::Modified,
+        (Some(Gitlink(_)), Some(Gitlink(_))) => ChangeKind::SubmoduleMoved,
+        (Some(_), Some(_)) => ChangeKind::TypeOrModeChanged,
+    })
+}
+
+/// The result, keyed by absolute path so it comes out sorted and de-duplicated.
+#[derive(Default)]
+struct Changes(BTreeMap<PathBuf, ChangeKind>);
+
+impl Changes {
+    fn insert(&mut self, root: &Path, rel: &BStr, kind: ChangeKind) -> Result<(), VcsError> {
+        let path = root.join(rel_to_path(rel)?);
+        self.0.entry(path).or_insert(kind);
+        Ok(())
+    }
+}
+
+/// Repository-relative path bytes (`/`-separated) to a native path, exactly (no lossy step).
+fn rel_to_path(rel: &BStr) -> Result<PathBuf, VcsError> {
+    gix::path::from_bstr(rel)
+        .map(|p| p.into_owned())
+        .map_err(|e| git_err(&format!("path {rel:?} cannot be represented on this platform"), e))
+}
+
+fn os_to_bytes(name: &std::ffi::OsStr) -> Result<BString, VcsError> {
+    gix::path::os_str_into_bstr(name)
+        .map(|b| b.to_owned())
+        .map_err(|e| git_err(&format!("file name {name:?} cannot be represented as git path bytes"), e))
+}
+
+fn find_tree(repo: &gix::Repository, id: ObjectId) -> Result<gix::Tree<'_>, VcsError> {
+    repo.find_tree(id).map_err(|e| git_err(&format!("cannot read tree {id}"), e))
+}
+
+/// Leaf-level differences between two trees: `(path, old, new)`, both never equal.
+fn diff_trees(repo: &gix::Repository, old: ObjectId, new: ObjectId) -> Result<Vec<(BString, Option<Item>, Option<Item>)>, VcsError> {
+    use gix::diff::tree::recorder::Change;
+    if old == new {
+        return Ok(Vec::new());
+    }
+    let (old_tree, new_tree) = (find_tree(repo, old)?, find_tree(repo, new)?);
+    let hash = repo.object_hash();
+    let mut recorder = gix::diff::tree::Recorder::default();
+    gix::diff::tree(
+        gix::objs::TreeRefIter::from_bytes(&old_tree.data, hash),
+        gix::objs::TreeRefIter::from_bytes(&new_tree.data, hash),
+        gix::diff::tree::State::default(),
+        &repo.objects,
+        &mut recorder,
+    )
+    .map_err(|e| git_err(&format!("cannot compare trees {old} and {new}"), e))?;
+    let mut out = Vec::new();
+    for change in recorder.records {
+        let (path, a, b) = match change {
+            Change::Addition { entry_mode, oid, path, .. } => (path, None, item_of(entry_mode.kind(), oid)),
+            Change::Deletion { entry_mode, oid, path, .. } => (path, item_of(entry_mode.kind(), oid), None),
+            Change::Modification { previous_entry_mode, previous_oid, entry_mode, oid, path } => {
+                (path, item_of(previous_entry_mode.kind(), previous_oid), item_of(entry_mode.kind(), oid))
+            }
+        };
+        if a != b {
+            out.push((path, a, b));
+        }
+    }
+    Ok(out)
+}
+
+/// Every leaf of `tree`, keyed by repository-relative path.
+fn flatten_tree(repo: &gix::Repository, tree: ObjectId, prefix: &BStr, into: &mut BTreeMap<BString, Item>) -> Result<(), VcsError> {
+    let tree = find_tree(repo, tree)?;
+    let entries = tree.traverse().breadthfirst.files().map_err(|e| git_err(&format!("cannot walk tree {}", tree.id), e))?;
+    for e in entries {
+        if let Some(item) = item_of(e.mode.kind(), e.oid) {
+            let mut path = BString::from(prefix);
+            if !path.is_empty() {
+                path.push_byte(b'/');
+            }
+            path.push_str(&e.filepath);
+            into.insert(path, item);
+        }
+    }
+    Ok(())
+}
+
+/// An index entry, reduced to what the comparison needs.
+#[derive(Clone, Copy)]
+struct Staged {
+    item: Item,
+    /// Sparse checkout: git does not look at the working tree for this path.
+    skip_worktree: bool,
+}
+
+const MAX_SUBMODULE_DEPTH: u32 = 32;
+
+/// Compares `base_tree` (`None`: empty) with the working tree of `repo`, recording changes as
+/// absolute paths under `root` (the repository's working directory).
+fn worktree_changes(repo: &gix::Repository, base_tree: Option<ObjectId>, root: &Path, out: &mut Changes, depth: u32) -> Result<(), VcsError> {
+    if depth > MAX_SUBMODULE_DEPTH {
+        return Err(VcsError::Git { detail: format!("submodules nested deeper than {MAX_SUBMODULE_DEPTH} levels at {}", root.display()) });
+    }
+    let mut base = BTreeMap::new();
+    if let Some(tree) = base_tree {
+        flatten_tree(repo, tree, BStr::new(""), &mut base)?;
+    }
+
+    let index = repo.index_or_empty().map_err(|e| git_err("cannot read the index", e))?;
+    let mut staged: BTreeMap<BString, Staged> = BTreeMap::new();
+    for entry in index.entries() {
+        let path = entry.path(&index);
+        let skip_worktree = entry.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE);
+        if entry.mode.is_sparse() {
+            // A sparse index keeps a whole directory as one tree entry; expand it.
+            let mut leaves = BTreeMap::new();
+            flatten_tree(repo, entry.id, path, &mut leaves)?;
+            staged.extend(leaves.into_iter().map(|(p, item)| (p, Staged { item, skip_worktree: true })));
+            continue;
+        }
+        let item = if entry.stage_raw() != 0 {
+            Item::Conflict
+        } else {
+            match entry.mode.to_tree_entry_mode().map(|m| m.kind()).and_then(|k| item_of(k, entry.id)) {
+                Some(item) => item,
+                None => Item::Conflict, // unknown mode: treat as changed
+            }
+        };
+        staged
+            .entry(path.to_owned())
+            .and_modify(|s| s.item = Item::Conflict)
+            .or_insert(Staged { item, skip_worktree });
+    }
+
+    let config = repo.config_snapshot();
+    let fs = FsConfig {
+        file_mode: config.boolean("core.fileMode").unwrap_or(true),
+        symlinks: config.boolean("core.symlinks").unwrap_or(true),
+        hash: repo.object_hash(),
+    };
+    drop(config);
+
+    let known: BTreeSet<&BString> = base.keys().chain(staged.keys()).collect();
+    let mut known_dirs: BTreeSet<BString> = BTreeSet::new();
+    for path in &known {
+        let mut p: &[u8] = path.as_slice();
+        while let Some(slash) = p.rfind_byte(b'/') {
+            p = &p[..slash];
+            if !known_dirs.insert(BString::from(p)) {
+                break;
+            }
+        }
+    }
+    let gitlinks: BTreeSet<&BString> = known
+        .iter()
+        .copied()
+        .filter(|p| {
+            matches!(base.get(*p), Some(Item::Gitlink(_))) || matches!(staged.get(*p).map(|s| s.item), Some(Item::Gitlink(_)))
+        })
+        .collect();
+
+    // 1. Every path known to the base tree or the index.
+    let mut dirs = DirCache::default();
+    for path in &known {
+        let b = base.get(*path).copied();
+        let s = staged.get(*path).copied();
+        let i = s.map(|s| s.item);
+        let w = match s {
+            Some(s) if s.skip_worktree => Some(s.item),
+            _ => {
+                let expected = i.or(b);
+                worktree_item(repo, root, path.as_ref(), expected, &fs, &mut dirs, out, depth)?
+            }
+        };
+        let kind = if w != b || w == Some(Item::Conflict) { kind_of(b, w) } else { kind_of(b, i) };
+        if let Some(kind) = kind {
+            out.insert(root, path.as_ref(), kind)?;
+        }
+    }
+
+    // 2. Untracked, non-ignored files.
+    let mut excludes = repo
+        .excludes(&index, None, gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped)
+        .map_err(|e| git_err("cannot load ignore rules", e))?;
+    let mut is_ignored = |rel: &BStr, is_dir: bool| -> Result<bool, VcsError> {
+        let mode = if is_dir { gix::index::entry::Mode::DIR } else { gix::index::entry::Mode::FILE };
+        excludes
+            .at_entry(rel, Some(mode))
+            .map(|p| p.is_excluded())
+            .map_err(|e| git_err(&format!("cannot evaluate ignore rules for {rel:?}"), e))
+    };
+    let mut stack: Vec<BString> = vec![BString::default()];
+    while let Some(dir_rel) = stack.pop() {
+        let dir_abs = if dir_rel.is_empty() { root.to_path_buf() } else { root.join(rel_to_path(dir_rel.as_ref())?) };
+        let read = match fs::read_dir(&dir_abs) {
+            Ok(read) => read,
+            Err(_) if !dir_rel.is_empty() => {
+                // Unreadable directory: its content is unknown, so report it as changed.
+                out.insert(root, dir_rel.as_ref(), ChangeKind::Untracked)?;
+                continue;
+            }
+            Err(e) => return Err(git_err(&format!("cannot read the working tree {}", dir_abs.display()), e)),
+        };
+        for entry in read {
+            let entry = entry.map_err(|e| git_err(&format!("cannot read directory {}", dir_abs.display()), e))?;
+            let name = entry.file_name();
+            if name == ".git" {
+                continue;
+            }
+            let mut rel = dir_rel.clone();
+            if !rel.is_empty() {
+                rel.push_byte(b'/');
+            }
+            rel.push_str(os_to_bytes(&name)?);
+            let file_type = match entry.file_type() {
+                Ok(t) => t,
+                Err(_) => continue, // vanished
+            };
+            if file_type.is_dir() {
+                if gitlinks.contains(&rel) {
+                    continue; // a submodule: handled with the known paths
+                }
+                if is_ignored(rel.as_ref(), true)? {
+                    continue; // everything below an ignored directory is ignored
+                }
+                let is_known_dir = known_dirs.contains(&rel);
+                if !is_known_dir && fs::symlink_metadata(entry.path().join(".git")).is_ok() {
+                    // An untracked nested repository: git shows it as one entry.
+                    out.insert(root, rel.as_ref(), ChangeKind::Untracked)?;
+                    continue;
+                }
+                stack.push(rel);
+            } else if file_type.is_file() || file_type.is_symlink() {
+                if known.contains(&rel) || is_ignored(rel.as_ref(), false)? {
+                    continue;
+                }
+                out.insert(root, rel.as_ref(), ChangeKind::Untracked)?;
+            }
+            // Sockets, FIFOs and devices are not content git can track.
+        }
+    }
+    Ok(())
+}
+
+struct FsConfig {
+    file_mode: bool,
+    symlinks: bool,
+    hash: gix::hash::Kind,
+}
+
+/// Whether each leading directory of a path is a real directory (not a symlink, not missing).
+#[derive(Default)]
+struct DirCache(HashMap<PathBuf, bool>);
+
+impl DirCache {
+    fn is_real_dir(&mut self, dir: &Path) -> bool {
+        if let Some(&known) = self.0.get(dir) {
+            return known;
+        }
+        let real = fs::symlink_metadata(dir).map(|m| m.is_dir()).unwrap_or(false);
+        self.0.insert(dir.to_path_buf(), real);
+        real
+    }
+}
+
+/// What the working tree holds at `rel`, as git would see it (`None`: nothing trackable).
+/// `expected` is the index (or base) entry, used where the file system cannot tell: the
+/// executable bit when `core.fileMode` is false, symlinks when `core.symlinks` is false,
+/// and submodules that are not checked out.
+#[allow(clippy::too_many_arguments)]
+fn worktree_item(
+    repo: &gix::Repository,
+    root: &Path,
+    rel: &BStr,
+    expected: Option<Item>,
+    fs_config: &FsConfig,
+    dirs: &mut DirCache,
+    out: &mut Changes,
+    depth: u32,
+) -> Result<Option<Item>, VcsError> {
+    // Never look outside the working tree, whatever a tree entry is called.
+    if rel.split_str("/").any(|c| c.is_empty() || c == b"." || c == b"..") {
+        return Ok(None);
+    }
+    let abs = root.join(rel_to_path(rel)?);
+    // git does not follow symlinked leading directories: a/b is absent if a is a symlink.
+    let mut ancestors: Vec<&Path> = abs.ancestors().skip(1).take_while(|p| *p != root).collect();
+    ancestors.reverse();
+    if !ancestors.into_iter().all(|d| dirs.is_real_dir(d)) {
+        return Ok(None);
+    }
+    let meta = match fs::symlink_metadata(&abs) {
+        Ok(m) => m,
+        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(None),
+        Err(e) => return Err(git_err(&format!("cannot inspect {}", abs.display()), e)),
+    };
+    let null = ObjectId::null(fs_config.hash);
+    let ft = meta.file_type();
+    if ft.is_symlink() {
+        let id = match fs::read_link(&abs) {
+            Ok(target) => hash_bytes(fs_config.hash, &gix::path::into_bstr(target).into_owned()).unwrap_or(null),
+            Err(_) => null, // unreadable: treat as changed
+        };
+        return Ok(Some(Item::Link(id)));
+    }
+    if ft.is_file() {
+        let id = hash_file(fs_config.hash, &abs).unwrap_or(null);
+        if !fs_config.symlinks && matches!(expected, Some(Item::Link(_))) {
+            return Ok(Some(Item::Link(id)));
+        }
+        let exec = if fs_config.file_mode {
+            is_executable(&meta)
+        } else {
+            matches!(expected, Some(Item::File { exec: true, .. }))
+        };
+        return Ok(Some(Item::File { exec, id }));
+    }
+    if ft.is_dir() {
+        if let Some(Item::Gitlink(recorded)) = expected {
+            if fs::symlink_metadata(abs.join(".git")).is_err() {
+                // Not checked out (no `git submodule update`): git treats it as unchanged.
+                return Ok(Some(Item::Gitlink(recorded)));
+            }
+            return Ok(Some(Item::Gitlink(submodule_head(repo, &abs, out, depth).unwrap_or(null))));
+        }
+        return Ok(None); // a directory where a file was expected: the file is gone
+    }
+    Ok(None)
+}
+
+/// The commit checked out in the submodule at `abs`; also records its local edits.
+fn submodule_head(_repo: &gix::Repository, abs: &Path, out: &mut Changes, depth: u32) -> Result<ObjectId, VcsError> {
+    let sub = gix::open_opts(abs, open_options()).map_err(|e| git_err(&format!("cannot open submodule {}", abs.display()), e))?;
+    let sub_root = workdir_of(&sub).unwrap_or_else(|| abs.to_path_buf());
+    let head = sub.head_id().ok().map(|id| id.detach());
+    let head_tree = match head {
+        Some(id) => Some(
+            sub.find_commit(id)
+                .and_then(|c| c.tree_id().map(|t| t.detach()))
+                .map_err(|e| git_err(&format!("cannot read HEAD of submodule {}", abs.display()), e))?,
+        ),
+        None => None,
+    };
+    worktree_changes(&sub, head_tree, &sub_root, out, depth + 1)?;
+    head.ok_or_else(|| VcsError::Git { detail: format!("submodule {} has no HEAD commit", abs.display()) })
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o100 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_meta: &fs::Metadata) -> bool {
+    false
+}
+
+fn hash_bytes(kind: gix::hash::Kind, data: &[u8]) -> Option<ObjectId> {
+    gix::objs::compute_hash(kind, gix::objs::Kind::Blob, data).ok()
+}
+
+/// The blob id of the file's raw bytes, streamed. `None` if it cannot be read completely.
+fn hash_file(kind: gix::hash::Kind, path: &Path) -> Option<ObjectId> {
+    let mut file = fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    let interrupt = std::sync::atomic::AtomicBool::new(false);
+    gix::objs::compute_stream_hash(kind, gix::objs::Kind::Blob, &mut file, len, &mut gix::progress::Discard, &interrupt).ok()
+}

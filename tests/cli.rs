@@ -1,0 +1,562 @@
+//! End-to-end scenarios on a real build of `fixtures/cmake-project`: every row
+//! of the safety contract's matrix (§4), with the required outcome, exit code
+//! and reason code, plus the evidence chains of real subsets (snapshotted).
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+const CORE_HPP: &str = "libs/core/include/core/core.hpp";
+
+fn assert_full_suite(r: &Run, code: &str) {
+    assert_eq!(r.code, 3, "expected FULL_SUITE_SELECTED (3), got {r:#?}");
+    assert_eq!(r.state(), "FULL_SUITE_SELECTED", "{r:#?}");
+    assert!(r.codes().iter().any(|c| c == code), "expected reason {code}, got {:?}\n{}", r.codes(), r.stderr);
+    assert_eq!(r.names(), ALL_TESTS, "FULL_SUITE_SELECTED must list every catalogue test");
+}
+
+fn assert_required(r: &Run, code: &str) {
+    assert_eq!(r.code, 4, "expected FULL_SUITE_REQUIRED (4), got {r:#?}");
+    assert_eq!(r.state(), "FULL_SUITE_REQUIRED");
+    assert!(r.codes().iter().any(|c| c == code), "expected reason {code}, got {:?}\n{}", r.codes(), r.stderr);
+    assert_eq!(r.stdout, "", "FULL_SUITE_REQUIRED must not print names");
+}
+
+fn assert_subset(r: &Run, want: &[&str]) {
+    assert_eq!(r.code, 0, "expected SUBSET_SELECTED (0), got {r:#?}");
+    assert_eq!(r.state(), "SUBSET_SELECTED");
+    assert_eq!(r.names(), want);
+}
+
+// ---------------------------------------------------------------- subsets
+
+#[test]
+fn header_change_selects_exactly_the_dependent_tests_with_chains() {
+    let b = shared();
+    let r = b.run(&[CORE_HPP], &[]);
+    assert_subset(
+        &r,
+        &["core.add", "core.mul", "core.parse[neg]", "net.decode", "net.encode", "tool.roundtrip", "util.join", "util.spaced", "util.str+concat"],
+    );
+    insta::assert_snapshot!("header_change", b.transcript(&r));
+}
+
+#[test]
+fn library_source_change_selects_through_the_reverse_graph() {
+    let b = shared();
+    let r = b.run(&["libs/objs/src/checksum.cpp"], &[]);
+    assert_subset(&r, &["net.decode", "net.encode", "objs.checksum", "objs.sum[0-9]+", "tool.roundtrip"]);
+    // net is a SHARED library that gets objs' objects; datagen links net; tool.roundtrip runs datagen by argument.
+    assert!(r.stderr.contains("-> target objs -> target net -> target datagen -> test tool.roundtrip"), "{}", r.stderr);
+    insta::assert_snapshot!("library_source_change", b.transcript(&r));
+}
+
+#[test]
+fn every_row_of_the_fixture_ground_truth_table() {
+    let b = shared();
+    let core = ["core.add", "core.mul", "core.parse[neg]"];
+    let util = ["util.join", "util.spaced", "util.str+concat"];
+    let net = ["net.decode", "net.encode"];
+    let objs = ["objs.checksum", "objs.sum[0-9]+"];
+    let header = ["header.macros", "header.version"];
+    fn cat<'a>(parts: &[&[&'a str]]) -> Vec<&'a str> {
+        let mut v: Vec<&str> = parts.iter().flat_map(|p| p.iter().copied()).collect();
+        v.sort();
+        v
+    }
+    let rows: Vec<(&str, Vec<&str>)> = vec![
+        ("libs/base/include/base/macros.hpp", cat(&[&core, &util, &net, &header, &["tool.roundtrip"]])),
+        ("libs/base/include/base/version.hpp", cat(&[&net, &objs, &header, &["tool.roundtrip"]])),
+        ("libs/core/include/core/parse.hpp", cat(&[&core, &util, &net, &["tool.roundtrip"]])),
+        ("libs/core/src/core.cpp", cat(&[&core, &util, &net, &["tool.roundtrip"]])),
+        ("libs/util/include/util/strings.hpp", cat(&[&util])),
+        ("libs/util/src/strings.cpp", cat(&[&util])),
+        ("libs/dir with space/spaced.cpp", cat(&[&util])),
+        ("libs/dir with space/sp$ace #h.hpp", cat(&[&util])),
+        ("libs/net/include/net/codec.hpp", cat(&[&net, &["tool.roundtrip"]])),
+        ("tools/datagen/main.cpp", cat(&[&["tool.roundtrip"]])),
+        ("tests/checker.cpp", cat(&[&["checker.selftest", "tool.roundtrip"]])),
+        ("tests/test_core.cpp", cat(&[&core])),
+        ("tests/test_header.cpp", cat(&[&header])),
+    ];
+    for (path, want) in rows {
+        let r = b.run(&[path], &[]);
+        assert_eq!(r.code, 0, "{path}: {}", r.stderr);
+        assert_eq!(r.names(), want, "{path}");
+        // Every selected test has a chain naming this change.
+        for t in &want {
+            assert!(r.stderr.contains(&format!("chain {t}: {path} -> depfile ")), "{path}: no chain for {t}\n{}", r.stderr);
+        }
+    }
+}
+
+#[test]
+fn absolute_changed_path_and_changed_from_stdin_agree_with_relative() {
+    let b = shared();
+    let rel = b.run(&[CORE_HPP], &[]);
+    let abs_path = b.src.join(CORE_HPP).display().to_string();
+    let abs = b.run(&[&abs_path], &[]);
+    assert_eq!(rel.stdout, abs.stdout);
+    let mut args = b.base_args();
+    args.extend(["--changed-from".into(), "-".into()]);
+    let piped = run_bin(&args, Some(format!("{CORE_HPP}\n").as_bytes()));
+    assert_eq!(rel.stdout, piped.stdout);
+    assert_eq!(rel.stderr, piped.stderr);
+}
+
+#[test]
+fn same_input_gives_byte_identical_output() {
+    let b = shared();
+    let one = b.run(&[CORE_HPP, "libs/objs/src/checksum.cpp"], &[]);
+    let two = b.run(&["libs/objs/src/checksum.cpp", CORE_HPP], &[]);
+    assert_eq!(one.stdout, two.stdout);
+    assert_eq!(one.stderr, two.stderr);
+    let unknown1 = b.run(&["README.md", "nope.txt"], &[]);
+    let unknown2 = b.run(&["nope.txt", "README.md"], &[]);
+    assert_eq!(unknown1.stderr, unknown2.stderr);
+}
+
+#[test]
+fn ctest_regex_output_selects_exactly_the_subset_in_real_ctest() {
+    let b = shared();
+    let names = b.run(&[CORE_HPP], &[]);
+    let r = b.run(&[CORE_HPP], &["--format", "ctest-regex"]);
+    assert_eq!(r.code, 0);
+    let mut listed = Vec::new();
+    for regex in r.stdout.lines() {
+        let out = std::process::Command::new("ctest").arg("-N").arg("-R").arg(regex).current_dir(&b.build).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains("RegularExpression"), "{text}");
+        for l in text.lines() {
+            if let Some((_, name)) = l.split_once(": ") {
+                if l.trim_start().starts_with("Test") {
+                    listed.push(name.trim().to_owned());
+                }
+            }
+        }
+    }
+    listed.sort();
+    assert_eq!(listed, names.names());
+}
+
+// ---------------------------------------------------------------- matrix: CTest catalogue
+
+#[test]
+fn m01_ctest_file_absent_is_full_suite_required() {
+    let b = shared();
+    let mut args = b.base_args();
+    args[5] = b.root.join("missing.json").display().to_string();
+    args.extend(["--changed".into(), CORE_HPP.into()]);
+    let r = run_bin(&args, None);
+    assert_required(&r, "CTEST_UNREADABLE");
+    insta::assert_snapshot!("ctest_absent", b.redact(&b.transcript(&r)));
+}
+
+#[test]
+fn m02_ctest_malformed_or_unsupported_major_is_required() {
+    let b = build_fixture(&[]);
+    let orig = std::fs::read(b.ctest_json()).unwrap();
+    write_keep_mtime(&b.ctest_json(), &orig[..orig.len() / 2]);
+    assert_required(&b.run(&[CORE_HPP], &[]), "CTEST_MALFORMED");
+    write_keep_mtime(&b.ctest_json(), &orig);
+    b.edit_json(&b.ctest_json(), |v| v["version"]["major"] = 2.into());
+    assert_required(&b.run(&[CORE_HPP], &[]), "CTEST_UNSUPPORTED_VERSION");
+}
+
+#[test]
+fn m03_duplicate_or_empty_test_name_is_required() {
+    let b = build_fixture(&[]);
+    let orig = std::fs::read(b.ctest_json()).unwrap();
+    b.edit_json(&b.ctest_json(), |v| {
+        let first = v["tests"][0].clone();
+        v["tests"].as_array_mut().unwrap().push(first);
+    });
+    assert_required(&b.run(&[CORE_HPP], &[]), "CTEST_DUPLICATE_NAME");
+    write_keep_mtime(&b.ctest_json(), &orig);
+    b.edit_json(&b.ctest_json(), |v| v["tests"][0]["name"] = "".into());
+    assert_required(&b.run(&[CORE_HPP], &[]), "CTEST_EMPTY_NAME");
+}
+
+#[test]
+fn m04_empty_command_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    b.edit_json(&b.ctest_json(), |v| v["tests"][0]["command"] = serde_json::json!([]));
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "TEST_COMMAND_MISSING");
+}
+
+#[test]
+fn m05_wrapper_test_is_full_suite_selected() {
+    let b = shared_opaque();
+    let r = b.run(&["libs/util/include/util/strings.hpp"], &[]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.codes().contains(&"TEST_COMMAND_UNMAPPED".to_owned()), "{}", r.stderr);
+    assert!(r.stderr.contains("wrapped.env"), "{}", r.stderr);
+}
+
+#[test]
+fn s11_basename_only_match_is_not_a_mapping() {
+    let b = build_fixture(&[]);
+    // Same basename, different directory: must not be taken for the artifact.
+    let fake = b.root.join("elsewhere");
+    std::fs::create_dir_all(&fake).unwrap();
+    std::fs::copy(b.build.join("tests/test_core"), fake.join("test_core")).unwrap();
+    let fake_exe = fake.join("test_core").display().to_string();
+    b.edit_json(&b.ctest_json(), |v| {
+        for t in v["tests"].as_array_mut().unwrap() {
+            if t["name"] == "core.add" {
+                t["command"][0] = fake_exe.clone().into();
+            }
+        }
+    });
+    assert_full_suite(&b.run(&["libs/util/include/util/strings.hpp"], &[]), "TEST_COMMAND_UNMAPPED");
+}
+
+// ---------------------------------------------------------------- matrix: File API
+
+#[test]
+fn m06_file_api_reply_absent_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    std::fs::remove_dir_all(b.reply_dir()).unwrap();
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "FILE_API_REPLY_MISSING");
+}
+
+#[test]
+fn m07_ambiguous_reply_index_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    let idx = b.reply_file("index-");
+    // A later-named index that is older than the current one: which snapshot is current is unclear.
+    let other = b.reply_dir().join("index-9999-01-01T00-00-00-0000.json");
+    std::fs::copy(&idx, &other).unwrap();
+    filetime::set_file_mtime(&other, filetime::FileTime::from_unix_time(1_000_000_000, 0)).unwrap();
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "FILE_API_INDEX_AMBIGUOUS");
+}
+
+#[test]
+fn m08_codemodel_unsupported_or_malformed_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    let cm = b.reply_file("codemodel-v2-");
+    let orig = std::fs::read(&cm).unwrap();
+    b.edit_json(&cm, |v| v["version"]["major"] = 3.into());
+    let r = b.run(&[CORE_HPP], &[]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        r.codes().iter().any(|c| c == "FILE_API_UNSUPPORTED_VERSION" || c == "FILE_API_REPLY_MISSING"),
+        "{}",
+        r.stderr
+    );
+    write_keep_mtime(&cm, b"{\"kind\":\"codemodel\"");
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "FILE_API_MALFORMED");
+    write_keep_mtime(&cm, &orig);
+    assert_eq!(b.run(&[CORE_HPP], &[]).code, 0, "restoring the codemodel restores the subset");
+}
+
+#[test]
+fn m09_root_mismatch_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    let cm = b.reply_file("codemodel-v2-");
+    b.edit_json(&cm, |v| v["paths"]["source"] = "/somewhere/else".into());
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "ROOT_MISMATCH");
+}
+
+#[test]
+fn trailing_slash_on_roots_is_the_same_root() {
+    let b = shared();
+    let mut args = b.base_args();
+    args[1].push('/');
+    args[3].push_str("/.");
+    args.extend(["--changed".into(), CORE_HPP.into()]);
+    assert_eq!(run_bin(&args, None).code, 0);
+}
+
+#[test]
+fn m10_multiple_configurations_need_explicit_config() {
+    let b = build_fixture(&[]);
+    let cm = b.reply_file("codemodel-v2-");
+    b.edit_json(&cm, |v| {
+        let mut second = v["configurations"][0].clone();
+        second["name"] = "Release".into();
+        v["configurations"].as_array_mut().unwrap().push(second);
+    });
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "CONFIG_AMBIGUOUS");
+    assert_eq!(b.run(&[CORE_HPP], &["--config", "Debug"]).code, 0);
+    assert_full_suite(&b.run(&[CORE_HPP], &["--config", "MinSizeRel"]), "CONFIG_NOT_FOUND");
+}
+
+#[test]
+fn m11_target_object_missing_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    std::fs::remove_file(b.reply_file("target-util-")).unwrap();
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "TARGET_OBJECT_MISSING");
+}
+
+#[test]
+fn m12_generated_source_is_full_suite_selected() {
+    let b = shared_opaque();
+    let r = b.run(&["libs/util/include/util/strings.hpp"], &[]);
+    assert_eq!(r.code, 3);
+    assert!(r.codes().contains(&"GENERATED_SOURCE".to_owned()), "{}", r.stderr);
+    assert!(r.stderr.contains("generated.cpp"), "{}", r.stderr);
+}
+
+#[test]
+fn unrelated_custom_target_does_not_cost_the_subset() {
+    // A UTILITY target's stamp/.rule sources are generated but not compiled: no gap.
+    let b = build_fixture(&[]);
+    let cm = b.reply_file("codemodel-v2-");
+    let docs = b.reply_dir().join("target-docs-Debug-0000.json");
+    let mut id = String::new();
+    b.edit_json(&cm, |v| {
+        let targets = v["configurations"][0]["targets"].as_array_mut().unwrap();
+        id = "docs::@0000".into();
+        targets.push(serde_json::json!({"name":"docs","id":id,"directoryIndex":0,"projectIndex":0,"jsonFile":"target-docs-Debug-0000.json"}));
+    });
+    let build = b.build.display().to_string();
+    std::fs::write(
+        &docs,
+        serde_json::to_vec(&serde_json::json!({
+            "name":"docs","id":id,"type":"UTILITY","paths":{"source":".","build":"."},
+            "sources":[{"path": format!("{build}/CMakeFiles/docs"),"isGenerated":true},
+                       {"path": format!("{build}/CMakeFiles/docs.rule"),"isGenerated":true}]
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    let idx = b.reply_file("index-");
+    filetime::set_file_mtime(&docs, filetime::FileTime::from_last_modification_time(&std::fs::metadata(&idx).unwrap())).unwrap();
+    assert_eq!(b.run(&[CORE_HPP], &[]).code, 0, "{}", b.run(&[CORE_HPP], &[]).stderr);
+}
+
+#[test]
+fn m23_unknown_target_dependency_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    let t = b.reply_file("target-test_core-");
+    b.edit_json(&t, |v| v["dependencies"] = serde_json::json!([{"id": "ghost::@ffff"}]));
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "TARGET_DEPENDENCY_UNKNOWN");
+}
+
+#[test]
+fn m24_dependency_cycle_is_traversed() {
+    let b = build_fixture(&[]);
+    let core = b.reply_file("target-core-");
+    let util = b.reply_file("target-util-");
+    let util_id = serde_json::from_slice::<serde_json::Value>(&std::fs::read(&util).unwrap()).unwrap()["id"].clone();
+    b.edit_json(&core, |v| v["dependencies"] = serde_json::json!([{"id": util_id}]));
+    let r = b.run(&["libs/util/include/util/strings.hpp"], &[]);
+    // util <-> core now form a cycle: the walk terminates and follows it (core's dependents join in).
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.names().contains(&"core.add"), "{}", r.stdout);
+}
+
+// ---------------------------------------------------------------- matrix: dependency files
+
+#[test]
+fn m13_dep_list_absent_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    std::fs::remove_file(b.deps()).unwrap();
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "DEP_LIST_UNREADABLE");
+}
+
+#[test]
+fn m14_listed_depfile_absent_or_malformed() {
+    let b = build_fixture(&[]);
+    let deps = std::fs::read_to_string(b.deps()).unwrap();
+    let first = deps.lines().next().unwrap().to_owned();
+    let content = std::fs::read(&first).unwrap();
+    std::fs::remove_file(&first).unwrap();
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "DEP_FILE_UNREADABLE");
+    std::fs::write(&first, b"this is not a depfile\n").unwrap();
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "DEP_FILE_MALFORMED");
+    std::fs::write(&first, &content).unwrap();
+    assert_eq!(b.run(&[CORE_HPP], &[]).code, 0);
+}
+
+#[test]
+fn m15_duplicate_depfile_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    let deps = std::fs::read_to_string(b.deps()).unwrap();
+    let first = deps.lines().next().unwrap().to_owned();
+    // Same file under a second spelling.
+    let (dir, name) = first.rsplit_once('/').unwrap();
+    let last = dir.rsplit('/').next().unwrap();
+    std::fs::write(b.deps(), format!("{deps}{dir}/../{last}/{name}\n")).unwrap();
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "DEP_FILE_DUPLICATE");
+}
+
+#[test]
+fn m16_depfile_that_cannot_map_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    let deps = std::fs::read_to_string(b.deps()).unwrap();
+    let first = deps.lines().next().unwrap().to_owned();
+    // Rule target names another object.
+    let text = std::fs::read_to_string(&first).unwrap();
+    let (target, rest) = text.split_once(": ").unwrap();
+    write_keep_mtime(Path::new(&first), format!("{target}.other.o: {rest}").as_bytes());
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "DEP_FILE_UNMAPPED");
+}
+
+#[test]
+fn m17_uninspectable_prerequisite_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    // The header becomes a dangling symlink.
+    let h = b.src.join("libs/net/include/net/codec.hpp");
+    std::fs::remove_file(&h).unwrap();
+    std::os::unix::fs::symlink(b.root.join("nowhere.hpp"), &h).unwrap();
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "DEP_PREREQ_UNINSPECTABLE");
+}
+
+#[test]
+fn m18_stale_depfile_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    touch_future(&b.src.join("libs/base/include/base/version.hpp"), 5);
+    let r = b.run(&[CORE_HPP], &[]);
+    assert_full_suite(&r, "DEP_EVIDENCE_STALE");
+    insta::assert_snapshot!("stale_depfile", b.transcript(&r));
+}
+
+#[test]
+fn m19_missing_depfile_is_full_suite_selected() {
+    let b = build_fixture(&[]);
+    let deps = std::fs::read_to_string(b.deps()).unwrap();
+    let kept: Vec<&str> = deps.lines().filter(|l| !l.contains("test_header.dir")).collect();
+    std::fs::write(b.deps(), kept.join("\n") + "\n").unwrap();
+    let r = b.run(&[CORE_HPP], &[]);
+    assert_full_suite(&r, "DEP_COVERAGE_INCOMPLETE");
+    insta::assert_snapshot!("missing_depfile", b.transcript(&r));
+}
+
+// ---------------------------------------------------------------- matrix: changed paths
+
+#[test]
+fn m21_unknown_changed_path_is_full_suite_selected() {
+    let b = shared();
+    let r = b.run(&["README.md"], &[]);
+    assert_full_suite(&r, "CHANGE_UNKNOWN");
+    insta::assert_snapshot!("unknown_path", b.transcript(&r));
+}
+
+#[test]
+fn deleted_changed_path_is_full_suite_selected() {
+    let b = shared();
+    assert_full_suite(&b.run(&["libs/core/src/removed.cpp"], &[]), "CHANGE_DELETED");
+}
+
+#[test]
+fn m22_build_configuration_change_is_full_suite_selected() {
+    let b = shared();
+    let r = b.run(&["CMakeLists.txt"], &[]);
+    assert_full_suite(&r, "CHANGE_BUILD_CONFIG");
+    insta::assert_snapshot!("cmakelists_change", b.transcript(&r));
+    assert_full_suite(&b.run(&["libs/core/CMakeLists.txt"], &[]), "CHANGE_BUILD_CONFIG");
+    assert_full_suite(&b.run(&["cmake/anything.cmake"], &[]), "CHANGE_BUILD_CONFIG");
+}
+
+#[test]
+fn m25_path_escaping_the_root_is_not_a_subset() {
+    let b = build_fixture(&[]);
+    assert_full_suite(&b.run(&["../../etc/passwd"], &[]), "PATH_ESCAPES_ROOT");
+    assert_full_suite(&b.run(&["/etc/passwd"], &[]), "PATH_ESCAPES_ROOT");
+    std::os::unix::fs::symlink("/etc", b.src.join("outlink")).unwrap();
+    assert_full_suite(&b.run(&["outlink/passwd"], &[]), "PATH_ESCAPES_ROOT");
+}
+
+// ---------------------------------------------------------------- limits, usage, internal errors
+
+#[test]
+fn m26_limits_exceeded() {
+    let b = shared();
+    assert_required(&b.run(&[CORE_HPP], &["--max-tests", "3"]), "CTEST_LIMIT_EXCEEDED");
+    assert_full_suite(&b.run(&[CORE_HPP], &["--max-depfiles", "3"]), "LIMIT_EXCEEDED");
+    assert_full_suite(&b.run(&[CORE_HPP], &["--max-targets", "3"]), "LIMIT_EXCEEDED");
+    assert_required(&b.run(&[CORE_HPP], &["--max-file-bytes", "100"]), "CTEST_LIMIT_EXCEEDED");
+    assert_full_suite(&b.run(&[CORE_HPP], &["--max-path-len", "20"]), "LIMIT_EXCEEDED");
+}
+
+#[test]
+fn usage_errors_exit_2_with_nothing_on_stdout() {
+    let b = shared();
+    for args in [vec![], vec!["--bogus".to_owned()], b.base_args()] {
+        let r = run_bin(&args, None);
+        assert_eq!(r.code, 2, "{args:?}: {r:#?}");
+        assert_eq!(r.state(), "USAGE_ERROR");
+        assert_eq!(r.stdout, "");
+        assert_eq!(r.stderr.lines().count(), 2, "one state line and one reason line: {}", r.stderr);
+    }
+    let mut args = b.base_args();
+    args[3] = "/nonexistent-build-dir".into();
+    args.extend(["--changed".into(), CORE_HPP.into()]);
+    assert_eq!(run_bin(&args, None).code, 2);
+}
+
+#[test]
+fn help_explains_every_flag() {
+    let r = run_bin(&["--help".to_owned()], None);
+    assert_eq!(r.code, 0);
+    for flag in ["--source-dir", "--build-dir", "--ctest-json", "--dep-list", "--changed", "--changed-from", "--config", "--format", "Example"] {
+        assert!(r.stdout.contains(flag), "--help lacks {flag}");
+    }
+}
+
+#[test]
+fn m27_panic_is_internal_error_with_nothing_on_stdout() {
+    let b = shared();
+    let mut cmd = assert_cmd::Command::cargo_bin("diff2test").unwrap();
+    cmd.args(b.base_args()).args(["--changed", CORE_HPP]).env("DIFF2TEST_TEST_HOOK_PANIC", "1");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(70));
+    assert!(out.stdout.is_empty(), "stdout: {:?}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.starts_with("INTERNAL_ERROR\nreason INTERNAL_ERROR: panic: deliberate panic"), "{err}");
+}
+
+#[test]
+fn no_external_program_is_needed() {
+    // With an empty PATH the analysis is unchanged: nothing is launched.
+    let b = shared();
+    let with_path = b.run(&[CORE_HPP], &[]);
+    let mut cmd = assert_cmd::Command::cargo_bin("diff2test").unwrap();
+    cmd.args(b.base_args()).args(["--changed", CORE_HPP]).env("PATH", "");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(with_path.code));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), with_path.stdout);
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), with_path.stderr);
+}
+
+#[test]
+fn module_plugin_is_reached_only_through_test_arguments() {
+    let b = build_fixture(&["-DD2T_WITH_PLUGIN=ON"]);
+    // The plugin's own source: plugin.load names the plugin artifact as an argument.
+    let r = b.run(&["plugins/greeter/greeter.cpp"], &[]);
+    assert_subset(&r, &["plugin.load"]);
+    assert!(r.stderr.contains("-> target plugin -> test plugin.load"), "{}", r.stderr);
+    // core.hpp reaches the plugin through its link to core; the plugin test joins the selection.
+    let r = b.run(&[CORE_HPP], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.names().contains(&"plugin.load"));
+    // If no test names the plugin, nothing proves which test loads it: full suite.
+    b.edit_json(&b.ctest_json(), |v| {
+        for t in v["tests"].as_array_mut().unwrap() {
+            if t["name"] == "plugin.load" {
+                t["command"].as_array_mut().unwrap().truncate(1);
+            }
+        }
+    });
+    let r = b.run(&["plugins/greeter/greeter.cpp"], &[]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.codes().contains(&"RUNTIME_LOADED_TARGET".to_owned()), "{}", r.stderr);
+}
+
+#[test]
+fn application_executable_reached_by_no_test_forces_full_suite() {
+    let b = build_fixture(&[]);
+    // Drop tool.roundtrip's argument: datagen is then run by no mapped test.
+    b.edit_json(&b.ctest_json(), |v| {
+        for t in v["tests"].as_array_mut().unwrap() {
+            if t["name"] == "tool.roundtrip" {
+                t["command"].as_array_mut().unwrap().truncate(1);
+            }
+        }
+    });
+    let r = b.run(&["tools/datagen/main.cpp"], &[]);
+    assert_full_suite(&r, "RUNTIME_LOADED_TARGET");
+}

@@ -1,0 +1,229 @@
+//! Shared test harness: builds `fixtures/cmake-project` with the real CMake
+//! toolchain in a temp dir and runs the real diff2test binary against it.
+//!
+//! A missing prerequisite (cmake, g++, make) fails the test with the package to
+//! install; nothing is skipped silently.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// A configured and built copy of the fixture.
+pub struct Built {
+    _dir: tempfile::TempDir,
+    /// Temp root (redacted as `[ROOT]` in snapshots).
+    pub root: PathBuf,
+    /// Source dir (`ROOT/src`).
+    pub src: PathBuf,
+    /// Build dir (`ROOT/build`).
+    pub build: PathBuf,
+}
+
+/// The result of one run of the binary.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// First stderr line: the outcome state.
+    pub fn state(&self) -> &str {
+        self.stderr.lines().next().unwrap_or("")
+    }
+    /// The reason codes on stderr, sorted and de-duplicated.
+    pub fn codes(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("reason "))
+            .filter_map(|l| l.split(':').next())
+            .map(str::to_owned)
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+    /// stdout lines.
+    pub fn names(&self) -> Vec<&str> {
+        self.stdout.lines().collect()
+    }
+}
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn require_tools() {
+    for (tool, pkg) in [("cmake", "cmake"), ("ctest", "cmake"), ("g++", "g++"), ("make", "make")] {
+        let ok = Command::new(tool).arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+        assert!(ok, "`{tool}` is required by the integration tests: install it with `apt-get install {pkg}`");
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(from).unwrap();
+        let dest = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// Copies the fixture to a fresh temp dir and builds it with `prepare-build.sh`.
+pub fn build_fixture(cmake_args: &[&str]) -> Built {
+    require_tools();
+    let dir = tempfile::Builder::new().prefix("d2t-it-").tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let src = root.join("src");
+    let build = root.join("build");
+    copy_dir(&repo_root().join("fixtures/cmake-project"), &src);
+    let out = Command::new("bash")
+        .arg(repo_root().join("fixtures/prepare-build.sh"))
+        .arg(&src)
+        .arg(&build)
+        .args(cmake_args)
+        .output()
+        .expect("run bash fixtures/prepare-build.sh (install bash)");
+    assert!(
+        out.status.success(),
+        "prepare-build.sh failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Timestamps must be strictly ordered relative to later edits in tests.
+    Built { _dir: dir, root, src, build }
+}
+
+/// One shared default build for read-only scenarios (never mutate it).
+pub fn shared() -> &'static Built {
+    static B: OnceLock<Built> = OnceLock::new();
+    B.get_or_init(|| build_fixture(&[]))
+}
+
+/// One shared opaque build (wrapper, generated source, plugin) for read-only scenarios.
+pub fn shared_opaque() -> &'static Built {
+    static B: OnceLock<Built> = OnceLock::new();
+    B.get_or_init(|| build_fixture(&["-DD2T_WITH_ALL_OPAQUE=ON"]))
+}
+
+impl Built {
+    pub fn ctest_json(&self) -> PathBuf {
+        self.build.join("ctest.json")
+    }
+    pub fn deps(&self) -> PathBuf {
+        self.build.join("deps.txt")
+    }
+    pub fn reply_dir(&self) -> PathBuf {
+        self.build.join(".cmake/api/v1/reply")
+    }
+    /// The reply file whose name starts with `prefix` (e.g. `target-core-`).
+    pub fn reply_file(&self, prefix: &str) -> PathBuf {
+        let mut hits: Vec<PathBuf> = std::fs::read_dir(self.reply_dir())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix))
+            .collect();
+        hits.sort();
+        assert_eq!(hits.len(), 1, "expected one reply file starting with {prefix}: {hits:?}");
+        hits.pop().unwrap()
+    }
+    /// The standard arguments (everything but the change).
+    pub fn base_args(&self) -> Vec<String> {
+        vec![
+            "--source-dir".into(),
+            self.src.display().to_string(),
+            "--build-dir".into(),
+            self.build.display().to_string(),
+            "--ctest-json".into(),
+            self.ctest_json().display().to_string(),
+            "--dep-list".into(),
+            self.deps().display().to_string(),
+        ]
+    }
+    /// Runs the binary with the standard arguments, `--changed` for each path, and `extra`.
+    pub fn run(&self, changed: &[&str], extra: &[&str]) -> Run {
+        let mut args = self.base_args();
+        for c in changed {
+            args.push("--changed".into());
+            args.push((*c).into());
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        run_bin(&args, None)
+    }
+    /// Replaces the temp root with `[ROOT]`.
+    pub fn redact(&self, s: &str) -> String {
+        s.replace(&self.root.display().to_string(), "[ROOT]")
+    }
+    /// exit code + stdout + stderr, redacted, for snapshots.
+    pub fn transcript(&self, r: &Run) -> String {
+        self.redact(&format!("exit: {}\n--- stdout ---\n{}--- stderr ---\n{}", r.code, r.stdout, r.stderr))
+    }
+    /// Edits a JSON file in place.
+    pub fn edit_json(&self, path: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+        edit_json(path, f)
+    }
+}
+
+pub fn edit_json(path: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+    let meta = std::fs::metadata(path).unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(path, serde_json::to_vec(&v).unwrap()).unwrap();
+    // Keep the original timestamp so freshness audits see an untouched reply.
+    filetime::set_file_mtime(path, filetime::FileTime::from_last_modification_time(&meta)).unwrap();
+}
+
+/// Writes `bytes` to `path`, keeping its modification time.
+pub fn write_keep_mtime(path: &Path, bytes: &[u8]) {
+    let meta = std::fs::metadata(path).ok();
+    std::fs::write(path, bytes).unwrap();
+    if let Some(meta) = meta {
+        filetime::set_file_mtime(path, filetime::FileTime::from_last_modification_time(&meta)).unwrap();
+    }
+}
+
+/// Sets `path`'s mtime `secs` seconds into the future.
+pub fn touch_future(path: &Path, secs: i64) {
+    let now = filetime::FileTime::now();
+    filetime::set_file_mtime(path, filetime::FileTime::from_unix_time(now.unix_seconds() + secs, 0)).unwrap();
+}
+
+/// Runs the diff2test binary.
+pub fn run_bin(args: &[String], stdin: Option<&[u8]>) -> Run {
+    let mut cmd = assert_cmd::Command::cargo_bin("diff2test").unwrap();
+    cmd.args(args);
+    if let Some(s) = stdin {
+        cmd.write_stdin(s.to_vec());
+    }
+    let out = cmd.output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+/// Names from the fixture README's tables.
+pub const ALL_TESTS: &[&str] = &[
+    "checker.selftest",
+    "core.add",
+    "core.mul",
+    "core.parse[neg]",
+    "header.macros",
+    "header.version",
+    "net.decode",
+    "net.encode",
+    "objs.checksum",
+    "objs.sum[0-9]+",
+    "tool.roundtrip",
+    "util.join",
+    "util.spaced",
+    "util.str+concat",
+];
