@@ -22,7 +22,9 @@ Example:
   find build -path '*/CMakeFiles/*.dir/*' -name '*.o.d' > build/deps.txt
   (cd build && ctest --show-only=json-v1 > ctest.json)
   diff2test --source-dir . --build-dir build --ctest-json build/ctest.json \\
-            --dep-list build/deps.txt --changed src/core.hpp --format names";
+            --dep-list build/deps.txt --changed src/core.hpp --format names
+  diff2test ... --changed-from changed.txt --format json --receipt receipt.json
+  diff2test ... --changed src/core.hpp --explain core.add";
 
 /// diff2test: which CTest tests must run for a change, from static CMake evidence.
 #[derive(Parser, Debug)]
@@ -53,9 +55,21 @@ pub struct Cli {
     /// Configuration to use when the codemodel has several (and the one ctest listed with -C).
     #[arg(long, value_name = "NAME")]
     pub config: Option<String>,
-    /// Output format on stdout: `names` (one per line) or `ctest-regex` (one `ctest -R` regex per line).
+    /// Output format on stdout: `names` (one per line), `ctest-regex` (one `ctest -R` regex per line) or `json` (a diff2test.plan.v1 plan).
     #[arg(long, value_enum, default_value = "names")]
     pub format: Format,
+    /// Also write a value receipt (diff2test.receipt.v1 JSON) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub receipt: Option<Utf8PathBuf>,
+    /// Selection policy file (default: SRC/diff2test.toml when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<Utf8PathBuf>,
+    /// Print on stdout, instead of the selection, why TEST is selected or safe to skip. Repeatable.
+    #[arg(long, value_name = "TEST")]
+    pub explain: Vec<String>,
+    /// Print the classification of every changed path on stderr (path, class, evidence).
+    #[arg(long)]
+    pub explain_changes: bool,
     /// Limit: largest evidence file read, in bytes.
     #[arg(long, value_name = "BYTES")]
     pub max_file_bytes: Option<u64>,
@@ -95,6 +109,26 @@ pub struct Request {
     pub format: Format,
     /// Input limits.
     pub limits: Limits,
+    /// `--receipt`, absolute.
+    pub receipt: Option<String>,
+    /// `--policy`, absolute.
+    pub policy: Option<String>,
+    /// `--explain` test names.
+    pub explain: Vec<String>,
+    /// `--explain-changes`.
+    pub explain_changes: bool,
+}
+
+impl Request {
+    /// Plans and receipts carry the content digest of every evidence file.
+    pub fn needs_digests(&self) -> bool {
+        self.format == Format::Json || self.receipt.is_some()
+    }
+
+    /// Plans and explanations need per-test verdicts.
+    pub fn needs_verdicts(&self) -> bool {
+        self.format == Format::Json || !self.explain.is_empty()
+    }
 }
 
 /// What parsing produced.
@@ -169,7 +203,19 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         max_depfiles: cli.max_depfiles.unwrap_or(d.max_depfiles),
         max_path_len: cli.max_path_len.unwrap_or(d.max_path_len),
     };
+    let receipt = match cli.receipt {
+        Some(p) => Some(file("--receipt", Some(p))?),
+        None => None,
+    };
+    let policy = match cli.policy {
+        Some(p) => Some(file("--policy", Some(p))?),
+        None => None,
+    };
     Ok(Parsed::Run(Request {
+        receipt,
+        policy,
+        explain: cli.explain,
+        explain_changes: cli.explain_changes,
         source_dir,
         build_dir,
         ctest_json,

@@ -33,6 +33,8 @@ pub enum Outcome {
         all: Vec<String>,
         /// One chain per (test, changed path), sorted.
         chains: Vec<Chain>,
+        /// Tests added by policy or opaque boundaries, with why (sorted).
+        forced: Vec<Forced>,
     },
     /// The catalogue is trusted but a subset cannot be defended: every known test.
     FullSuiteSelected {
@@ -76,6 +78,33 @@ impl Outcome {
     }
 }
 
+/// Selection reason codes (not fallback codes): why a test is in a subset.
+pub mod select_code {
+    /// Evidence chain from a changed path.
+    pub const AFFECTED_BY_CHANGE: &str = "AFFECTED_BY_CHANGE";
+    /// Policy `always_run`.
+    pub const ALWAYS_RUN: &str = "ALWAYS_RUN";
+    /// Policy path rule requiring a label.
+    pub const POLICY_PATH_RULE: &str = "POLICY_PATH_RULE";
+    /// Opaque boundary forced selection (`opaque = "select"`).
+    pub const OPAQUE_BOUNDARY: &str = "OPAQUE_BOUNDARY";
+    /// Whole-run fallback.
+    pub const FULL_SUITE_FALLBACK: &str = "FULL_SUITE_FALLBACK";
+    /// Skip argument.
+    pub const OUTSIDE_TRANSITIVE_IMPACT_SET: &str = "OUTSIDE_TRANSITIVE_IMPACT_SET";
+}
+
+/// A test forced into a subset, and why.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Forced {
+    /// Test name.
+    pub test: String,
+    /// A [`select_code`] constant.
+    pub code: &'static str,
+    /// Exact detail.
+    pub detail: String,
+}
+
 /// Accumulates gaps; [`Decision::finish`] turns them into an outcome.
 #[derive(Debug, Default)]
 pub struct Decision {
@@ -104,7 +133,14 @@ impl Decision {
     }
 
     /// Final decision. `all` is `None` when the catalogue could not be read.
-    pub fn finish(mut self, all: Option<Vec<String>>, selected: Vec<String>, chains: Vec<Chain>) -> Outcome {
+    /// `forced` tests join the selection with their own reasons.
+    pub fn finish(
+        mut self,
+        all: Option<Vec<String>>,
+        selected: Vec<String>,
+        chains: Vec<Chain>,
+        mut forced: Vec<Forced>,
+    ) -> Outcome {
         self.gaps.sort();
         self.gaps.dedup();
         let untrusted = self.gaps.iter().any(|g| g.code.severity() == Severity::CatalogueUntrusted);
@@ -122,15 +158,18 @@ impl Decision {
                     return Outcome::FullSuiteSelected { all, gaps: self.gaps };
                 }
                 let mut selected = selected;
+                selected.extend(forced.iter().map(|f| f.test.clone()));
                 selected.sort();
                 selected.dedup();
-                // Invariant: every selected name is a catalogue name, and every selection has a chain.
-                if selected.iter().any(|s| all.binary_search(s).is_err())
-                    || selected.iter().any(|s| !chains.iter().any(|c| &c.test == s))
-                {
+                forced.sort();
+                forced.dedup();
+                // Invariant: every selected name is a catalogue name, and every selection has a reason.
+                let justified: std::collections::HashSet<&str> =
+                    chains.iter().map(|c| c.test.as_str()).chain(forced.iter().map(|f| f.test.as_str())).collect();
+                if selected.iter().any(|s| all.binary_search(s).is_err()) || selected.iter().any(|s| !justified.contains(s.as_str())) {
                     return Outcome::InternalError("selected a test without evidence".into());
                 }
-                Outcome::SubsetSelected { selected, all, chains }
+                Outcome::SubsetSelected { selected, all, chains, forced }
             }
         }
     }
@@ -145,24 +184,61 @@ mod tests {
     fn gaps_force_full_suite_and_untrusted_catalogue_forces_required() {
         let mut d = Decision::default();
         d.require_full(Gap::new(Code::DepEvidenceStale, "x"));
-        let o = d.finish(Some(vec!["b".into(), "a".into()]), vec!["a".into()], vec![]);
+        let o = d.finish(Some(vec!["b".into(), "a".into()]), vec!["a".into()], vec![], vec![]);
         assert!(matches!(&o, Outcome::FullSuiteSelected { all, .. } if all == &["a", "b"]));
         assert_eq!(o.exit_code(), 3);
 
         let mut d = Decision::default();
         d.require_full(Gap::new(Code::CtestDuplicateName, "x"));
-        let o = d.finish(Some(vec!["a".into()]), vec![], vec![]);
+        let o = d.finish(Some(vec!["a".into()]), vec![], vec![], vec![]);
         assert_eq!(o.exit_code(), 4);
 
-        let o = Decision::default().finish(None, vec![], vec![]);
+        let o = Decision::default().finish(None, vec![], vec![], vec![]);
         assert_eq!(o.exit_code(), 70);
     }
 
     #[test]
     fn subset_without_chain_is_internal_error() {
-        let o = Decision::default().finish(Some(vec!["a".into()]), vec!["a".into()], vec![]);
+        let o = Decision::default().finish(Some(vec!["a".into()]), vec!["a".into()], vec![], vec![]);
         assert_eq!(o.exit_code(), 70);
-        let o = Decision::default().finish(Some(vec!["a".into()]), vec![], vec![]);
+        let o = Decision::default().finish(Some(vec!["a".into()]), vec![], vec![], vec![]);
         assert!(matches!(o, Outcome::SubsetSelected { ref selected, .. } if selected.is_empty()));
     }
+}
+
+/// One reason in a verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerdictReason {
+    /// Stable code (a [`select_code`] constant).
+    pub code: String,
+    /// Exact detail.
+    pub detail: String,
+    /// Evidence references (`kind:value`).
+    pub evidence: Vec<String>,
+}
+
+/// One target of a test's dependency closure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClosureEntry {
+    /// Target name.
+    pub target: String,
+    /// File API type.
+    pub kind: &'static str,
+    /// Compiled units with audited dependency files.
+    pub units: usize,
+}
+
+/// The decision for one registered test: selected with reasons, or skipped with its skip argument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// Test name.
+    pub name: String,
+    /// CTest labels.
+    pub labels: Vec<String>,
+    /// Selected (true) or skipped (false).
+    pub selected: bool,
+    /// Never empty.
+    pub reasons: Vec<VerdictReason>,
+    /// The test's target closure (empty when unmapped or on fallback).
+    pub closure: Vec<ClosureEntry>,
 }

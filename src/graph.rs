@@ -56,6 +56,8 @@ pub struct Graph<'m> {
     fwd: Vec<Vec<usize>>,
     /// Opaque targets and why.
     pub opaque: HashMap<usize, Opaque>,
+    /// Artifact path → targets producing it.
+    by_artifact: HashMap<String, Vec<usize>>,
 }
 
 impl<'m> Graph<'m> {
@@ -111,7 +113,24 @@ impl<'m> Graph<'m> {
             r.sort_unstable();
             r.dedup();
         }
-        Graph { model, rev, fwd, opaque }
+        let mut by_artifact: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, t) in model.targets.iter().enumerate() {
+            for a in &t.artifacts {
+                by_artifact.entry(a.clone()).or_default().push(i);
+            }
+        }
+        Graph { model, rev, fwd, opaque, by_artifact }
+    }
+
+    /// Targets whose artifact path occurs verbatim in any of `texts`, sorted.
+    pub fn referenced_targets<'a>(&self, texts: impl IntoIterator<Item = &'a String>) -> Vec<usize> {
+        let mut out = Vec::new();
+        for s in texts {
+            find_artifacts(s, &self.model.build_root, &self.by_artifact, &mut out);
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// Forward closure (the target itself and everything it depends on), sorted.
@@ -122,12 +141,7 @@ impl<'m> Graph<'m> {
     /// Maps every test of the catalogue to targets.
     pub fn map_tests(&self, catalogue: &Catalogue) -> Vec<TestMapping> {
         let model = self.model;
-        let mut by_artifact: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (i, t) in model.targets.iter().enumerate() {
-            for a in &t.artifacts {
-                by_artifact.entry(a.as_str()).or_default().push(i);
-            }
-        }
+        let by_artifact = &self.by_artifact;
         catalogue
             .tests
             .iter()
@@ -178,13 +192,8 @@ impl<'m> Graph<'m> {
                         ));
                     }
                 };
-                let mut others: Vec<usize> = Vec::new();
                 let texts = cmd[1..].iter().chain(test.environment.iter()).chain(model.targets[primary].defines.iter());
-                for s in texts {
-                    find_artifacts(s, &model.build_root, &by_artifact, &mut others);
-                }
-                others.sort_unstable();
-                others.dedup();
+                let mut others = self.referenced_targets(texts);
                 others.retain(|&o| o != primary);
                 let mut direct = vec![primary];
                 direct.extend(others);
@@ -270,7 +279,7 @@ fn owner_of_object(obj: &str, object_dirs: &HashMap<String, usize>) -> Option<us
 }
 
 /// Adds every target whose artifact path occurs verbatim in `s`.
-fn find_artifacts(s: &str, build_root: &str, by_artifact: &HashMap<&str, Vec<usize>>, out: &mut Vec<usize>) {
+fn find_artifacts(s: &str, build_root: &str, by_artifact: &HashMap<String, Vec<usize>>, out: &mut Vec<usize>) {
     if build_root.is_empty() {
         return;
     }
@@ -335,6 +344,7 @@ pub fn impact(
     changed: &[Changed],
     catalogue: &Catalogue,
     mappings: &[TestMapping],
+    extra_reached: &[usize],
 ) -> Impact {
     let model = graph.model;
     let mut out = Impact::default();
@@ -408,6 +418,7 @@ pub fn impact(
             TestMapping::Unmapped(_) => None,
         })
         .flatten()
+        .chain(extra_reached.iter().copied())
         .collect();
     for t in graph.closure(&direct_all) {
         reached_by_tests[t] = true;

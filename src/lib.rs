@@ -11,19 +11,23 @@
 pub mod changes;
 pub mod cli;
 pub mod decide;
+pub mod digest;
 pub mod graph;
 pub mod ingest;
 pub mod paths;
+pub mod policy;
 pub mod reason;
 pub mod report;
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use decide::{Decision, Outcome};
+use decide::{select_code, Decision, Forced, Outcome, Verdict, VerdictReason};
 use ingest::Reader;
+use policy::{OpaqueMode, Policy};
+use reason::{Code, Gap};
 
 /// Runs one invocation: parses `args`, analyses, writes stdout/stderr, returns the exit code.
 pub fn run(args: Vec<OsString>, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
@@ -40,8 +44,7 @@ pub fn run(args: Vec<OsString>, stdin: &mut dyn Read, stdout: &mut dyn Write, st
             out.clear();
             err.clear();
             let o = Outcome::InternalError(format!("panic: {msg}"));
-            let _ = report::render(&o, report::Format::Names, &mut out, &mut err);
-            out.clear();
+            report::render_state_only(&o, &mut err);
             o.exit_code()
         }
     };
@@ -55,6 +58,12 @@ pub fn run(args: Vec<OsString>, stdin: &mut dyn Read, stdout: &mut dyn Write, st
     code
 }
 
+fn usage(msg: String, err: &mut Vec<u8>) -> u8 {
+    let o = Outcome::UsageError(msg);
+    report::render_state_only(&o, err);
+    o.exit_code()
+}
+
 fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &mut Vec<u8>) -> u8 {
     // 1. CLI and changed-path source.
     let req = match cli::parse(args, stdin) {
@@ -63,11 +72,11 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
             out.extend_from_slice(text.as_bytes());
             return 0;
         }
-        Err(msg) => {
-            let o = Outcome::UsageError(msg);
-            let _ = report::render(&o, report::Format::Names, out, err);
-            return o.exit_code();
-        }
+        Err(msg) => return usage(msg, err),
+    };
+    let policy = match policy::load(req.policy.as_deref(), &req.source_dir) {
+        Ok(p) => p,
+        Err(msg) => return usage(msg, err),
     };
     #[cfg(debug_assertions)]
     if std::env::var_os("DIFF2TEST_TEST_HOOK_PANIC").is_some() {
@@ -75,23 +84,56 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
         out.extend_from_slice(b"partial-output-that-must-never-appear\n");
         panic!("deliberate panic from DIFF2TEST_TEST_HOOK_PANIC");
     }
-    let outcome = decide_outcome(&req);
-    match report::render(&outcome, req.format, out, err) {
-        Ok(()) => outcome.exit_code(),
+    let analysis = analyse_request(&req, policy);
+    match report::render(&analysis, &req, out, err) {
+        Ok(()) => analysis.outcome.exit_code(),
         Err(msg) => {
             out.clear();
             err.clear();
-            let o = Outcome::UsageError(format!("--format {:?} cannot express this selection: {msg}; use --format names", req.format));
-            let _ = report::render(&o, report::Format::Names, out, err);
-            o.exit_code()
+            usage(msg, err)
         }
     }
 }
 
+/// Everything the report layer may show about one run.
+#[derive(Debug)]
+pub struct Analysis {
+    /// The decision.
+    pub outcome: Outcome,
+    /// One verdict per registered test, sorted by name (empty when the catalogue is untrusted).
+    pub verdicts: Vec<Verdict>,
+    /// Classified changed paths, in input order.
+    pub changed: Vec<changes::Changed>,
+    /// Changed paths exactly as given (lossy for non-UTF-8), for identities.
+    pub changed_raw: Vec<String>,
+    /// Affected translation units (source paths relative to the source root).
+    pub affected_units: Vec<String>,
+    /// Targets owning an affected unit.
+    pub affected_direct: Vec<String>,
+    /// Targets affected only through dependencies.
+    pub affected_dependent: Vec<String>,
+    /// `(path, sha256)` of every evidence file read (only with `--format json` or `--receipt`).
+    pub evidence: Vec<(String, String)>,
+    /// The policy in force.
+    pub policy: Policy,
+}
+
 /// Steps 2-10 of the decision order. Pure with respect to output.
-pub fn decide_outcome(req: &cli::Request) -> Outcome {
-    let reader = Reader::new(req.limits.clone());
+pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
+    let reader = if req.needs_digests() { Reader::with_digests(req.limits.clone()) } else { Reader::new(req.limits.clone()) };
+    let changed_raw: Vec<String> = req.changed.iter().map(|c| c.to_string_lossy().into_owned()).collect();
     let mut decision = Decision::default();
+    let mut a = Analysis {
+        outcome: Outcome::InternalError("analysis did not finish".into()),
+        verdicts: Vec::new(),
+        changed: Vec::new(),
+        changed_raw,
+        affected_units: Vec::new(),
+        affected_direct: Vec::new(),
+        affected_dependent: Vec::new(),
+        evidence: Vec::new(),
+        policy,
+    };
 
     // 2. The catalogue, early: it decides whether any list can be emitted.
     let catalogue = match ingest::ctest::load(&reader, &req.ctest_json, &req.build_dir) {
@@ -110,27 +152,49 @@ pub fn decide_outcome(req: &cli::Request) -> Outcome {
     );
     decision.extend(fa.gaps);
     let Some(model) = fa.model else {
-        return decision.finish(all, Vec::new(), Vec::new());
+        a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
+        a.verdicts = fallback_verdicts(&a.outcome, catalogue.as_ref());
+        a.evidence = reader.digests();
+        return a;
     };
 
     // 6-7. Dependency files: mapping, completeness, freshness.
     let (deps, dep_gaps) = ingest::depfile::load(&reader, &req.dep_list, &model);
     decision.extend(dep_gaps);
 
-    // 5. Map every test (needs the graph, which needs object-input owners).
+    // 5. Map every test; find tests behind opaque boundaries.
     let graph = graph::Graph::new(&model, &deps);
     let empty = ingest::ctest::Catalogue::default();
     let cat = catalogue.as_ref().unwrap_or(&empty);
     let mappings = graph.map_tests(cat);
     let tainted = graph.tainted();
+    let select_opaque = a.policy.opaque == OpaqueMode::Select;
+    let mut forced: Vec<Forced> = Vec::new();
+    let mut extra_reached: Vec<usize> = Vec::new();
     for (test, m) in cat.tests.iter().zip(&mappings) {
-        match m {
-            graph::TestMapping::Unmapped(g) => decision.require_full(g.clone()),
-            graph::TestMapping::Mapped { direct } => {
-                if let Some(origin) = direct.iter().find_map(|d| tainted.get(d)) {
-                    let why = &graph.opaque[origin];
-                    decision.require_full(reason::Gap::new(why.code, format!("test {:?}: {}", test.name, why.detail)));
+        let local_gap = match m {
+            graph::TestMapping::Unmapped(g) if g.code == Code::TestConfigMismatch => {
+                decision.require_full(g.clone());
+                continue;
+            }
+            graph::TestMapping::Unmapped(g) => {
+                if select_opaque {
+                    // The forced test runs whatever it references: count those as reached.
+                    let texts = test.command.iter().flatten().chain(test.environment.iter());
+                    extra_reached.extend(graph.referenced_targets(texts));
                 }
+                Some(g.clone())
+            }
+            graph::TestMapping::Mapped { direct } => direct.iter().find_map(|d| tainted.get(d)).map(|origin| {
+                let why = &graph.opaque[origin];
+                Gap::new(why.code, format!("test {:?}: {}", test.name, why.detail))
+            }),
+        };
+        if let Some(g) = local_gap {
+            if select_opaque {
+                forced.push(Forced { test: test.name.clone(), code: select_code::OPAQUE_BOUNDARY, detail: g.to_string() });
+            } else {
+                decision.require_full(g);
             }
         }
     }
@@ -139,7 +203,7 @@ pub fn decide_outcome(req: &cli::Request) -> Outcome {
     let main_sources: HashSet<ingest::depfile::FileId> =
         deps.tus.iter().filter_map(|tu| deps.by_path.get(&tu.source).copied()).collect();
     let roots = changes::Roots { user_source: &req.source_dir, source: &model.source_root, build: &model.build_root };
-    let changed = changes::classify(
+    a.changed = changes::classify(
         &req.changed,
         &roots,
         &deps,
@@ -147,16 +211,202 @@ pub fn decide_outcome(req: &cli::Request) -> Outcome {
         model.cmake_inputs.as_deref(),
         req.limits.max_path_len,
     );
-    decision.extend(changed.iter().filter_map(|c| c.gap.clone()));
+    decision.extend(a.changed.iter().filter_map(|c| c.gap.clone()));
 
     // 9. Reverse graph walk (only meaningful against a trusted catalogue).
-    if catalogue.is_none() {
-        return decision.finish(all, Vec::new(), Vec::new());
+    let Some(catalogue) = catalogue.as_ref() else {
+        a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
+        a.evidence = reader.digests();
+        return a;
+    };
+    let impact = graph::impact(&graph, &deps, &a.changed, catalogue, &mappings, &extra_reached);
+    decision.extend(impact.gaps.iter().cloned());
+
+    // Policy: always-run tests and label rules for matching paths.
+    let (policy_forced, policy_gaps) = apply_policy(&a.policy, catalogue, &a.changed);
+    forced.extend(policy_forced);
+    decision.extend(policy_gaps);
+
+    // Affected summary (for plans).
+    let mut units: Vec<String> = Vec::new();
+    let mut direct: HashSet<usize> = HashSet::new();
+    for c in &a.changed {
+        let Some(fid) = c.file else { continue };
+        for tu in &deps.tus {
+            if tu.prereqs.binary_search(&fid).is_ok() {
+                units.push(rel(&tu.source, &model.source_root));
+                direct.insert(tu.target);
+            }
+        }
     }
-    let impact = graph::impact(&graph, &deps, &changed, cat, &mappings);
-    decision.extend(impact.gaps);
-    let selected: Vec<String> = impact.selected.iter().map(|&i| cat.tests[i].name.clone()).collect();
+    units.sort();
+    units.dedup();
+    a.affected_units = units;
+    let mut d: Vec<String> = direct.iter().map(|&t| model.targets[t].name.clone()).collect();
+    d.sort();
+    let mut dep: Vec<String> =
+        impact.affected.iter().filter(|t| !direct.contains(t)).map(|&t| model.targets[t].name.clone()).collect();
+    dep.sort();
+    a.affected_direct = d;
+    a.affected_dependent = dep;
 
     // 10. Only now commit.
-    decision.finish(all, selected, impact.chains)
+    let selected: Vec<String> = impact.selected.iter().map(|&i| catalogue.tests[i].name.clone()).collect();
+    a.outcome = decision.finish(all, selected, impact.chains, forced);
+    a.verdicts = if req.needs_verdicts() {
+        verdicts(&a.outcome, catalogue, &graph, &mappings, &deps, &model)
+    } else {
+        Vec::new()
+    };
+    a.evidence = reader.digests();
+    a
+}
+
+fn rel(path: &str, root: &str) -> String {
+    paths::strip_root(path, root).map(str::to_owned).unwrap_or_else(|| path.to_owned())
+}
+
+fn apply_policy(policy: &Policy, catalogue: &ingest::ctest::Catalogue, changed: &[changes::Changed]) -> (Vec<Forced>, Vec<Gap>) {
+    let mut forced = Vec::new();
+    let mut gaps = Vec::new();
+    let with_label = |label: &str| -> Vec<&str> {
+        catalogue.tests.iter().filter(|t| t.labels.iter().any(|l| l == label)).map(|t| t.name.as_str()).collect()
+    };
+    for name in &policy.always_tests {
+        if catalogue.tests.iter().any(|t| &t.name == name) {
+            forced.push(Forced { test: name.clone(), code: select_code::ALWAYS_RUN, detail: format!("policy always_run.tests lists {name:?}") });
+        } else {
+            gaps.push(Gap::new(Code::PolicyTestUnknown, format!("always_run.tests names {name:?}, which is not registered")));
+        }
+    }
+    for label in &policy.always_labels {
+        let tests = with_label(label);
+        if tests.is_empty() {
+            gaps.push(Gap::new(Code::PolicyLabelUncovered, format!("always_run.labels requires label {label:?}, which no test carries")));
+        }
+        for t in tests {
+            forced.push(Forced { test: t.to_owned(), code: select_code::ALWAYS_RUN, detail: format!("policy always_run.labels: label {label:?}") });
+        }
+    }
+    for (ri, rule) in policy.rules.iter().enumerate() {
+        for c in changed {
+            let Some(glob) = rule.paths.iter().find(|g| policy::glob_match(g, &c.display)) else { continue };
+            for label in &rule.require_labels {
+                let tests = with_label(label);
+                if tests.is_empty() {
+                    gaps.push(Gap::new(
+                        Code::PolicyLabelUncovered,
+                        format!("rule {} ({glob:?} matched {}) requires label {label:?}, which no test carries", ri + 1, c.display),
+                    ));
+                }
+                for t in tests {
+                    forced.push(Forced {
+                        test: t.to_owned(),
+                        code: select_code::POLICY_PATH_RULE,
+                        detail: format!("rule {}: {} matches {glob:?}, which requires label {label:?}", ri + 1, c.display),
+                    });
+                }
+            }
+        }
+    }
+    (forced, gaps)
+}
+
+/// Verdicts when no graph exists: every test selected with the fallback reasons.
+fn fallback_verdicts(outcome: &Outcome, catalogue: Option<&ingest::ctest::Catalogue>) -> Vec<Verdict> {
+    let (Outcome::FullSuiteSelected { gaps, .. }, Some(cat)) = (outcome, catalogue) else { return Vec::new() };
+    let mut v: Vec<Verdict> = cat.tests.iter().map(|t| fallback_verdict(t, gaps)).collect();
+    v.sort_by(|a, b| a.name.cmp(&b.name));
+    v
+}
+
+fn fallback_verdict(t: &ingest::ctest::Test, gaps: &[Gap]) -> Verdict {
+    let mut codes: Vec<&str> = gaps.iter().map(|g| g.code.as_str()).collect();
+    codes.dedup();
+    Verdict {
+        name: t.name.clone(),
+        labels: t.labels.clone(),
+        selected: true,
+        reasons: vec![VerdictReason {
+            code: select_code::FULL_SUITE_FALLBACK.into(),
+            detail: format!("a subset cannot be defended: {}", codes.join(", ")),
+            evidence: gaps.iter().map(|g| g.to_string()).collect(),
+        }],
+        closure: Vec::new(),
+    }
+}
+
+fn verdicts(
+    outcome: &Outcome,
+    catalogue: &ingest::ctest::Catalogue,
+    graph: &graph::Graph<'_>,
+    mappings: &[graph::TestMapping],
+    deps: &ingest::depfile::DepEvidence,
+    model: &ingest::file_api::Codemodel,
+) -> Vec<Verdict> {
+    let (selected, chains, forced) = match outcome {
+        Outcome::SubsetSelected { selected, chains, forced, .. } => (selected, chains, forced),
+        Outcome::FullSuiteSelected { .. } => return fallback_verdicts(outcome, Some(catalogue)),
+        Outcome::FullSuiteRequired { .. } | Outcome::UsageError(_) | Outcome::InternalError(_) => return Vec::new(),
+    };
+    let mut units_of: BTreeMap<usize, usize> = BTreeMap::new();
+    for tu in &deps.tus {
+        *units_of.entry(tu.target).or_default() += 1;
+    }
+    let mut out: Vec<Verdict> = catalogue
+        .tests
+        .iter()
+        .zip(mappings)
+        .map(|(t, m)| {
+            let is_selected = selected.binary_search(&t.name).is_ok();
+            let mut reasons: Vec<VerdictReason> = chains
+                .iter()
+                .filter(|c| c.test == t.name)
+                .map(|c| {
+                    let mut evidence = vec![format!("changed:{}", c.changed), format!("depfile:{}", c.depfile), format!("unit:{}", c.tu)];
+                    evidence.extend(c.targets.iter().map(|x| format!("target:{x}")));
+                    evidence.push(format!("test:{}", c.test));
+                    VerdictReason { code: select_code::AFFECTED_BY_CHANGE.into(), detail: report::chain_text(c), evidence }
+                })
+                .collect();
+            reasons.extend(forced.iter().filter(|f| f.test == t.name).map(|f| VerdictReason {
+                code: f.code.into(),
+                detail: f.detail.clone(),
+                evidence: Vec::new(),
+            }));
+            let closure_ids = match m {
+                graph::TestMapping::Mapped { direct } => graph.closure(direct),
+                graph::TestMapping::Unmapped(_) => Vec::new(),
+            };
+            let closure: Vec<decide::ClosureEntry> = closure_ids
+                .iter()
+                .map(|&i| decide::ClosureEntry {
+                    target: model.targets[i].name.clone(),
+                    kind: model.targets[i].kind.as_str(),
+                    units: units_of.get(&i).copied().unwrap_or(0),
+                })
+                .collect();
+            if !is_selected {
+                let units: usize = closure.iter().map(|c| c.units).sum();
+                let mut evidence = vec![
+                    format!("command[0]:{}", t.command.as_ref().and_then(|c| c.first()).cloned().unwrap_or_default()),
+                    "codemodel: every target object read, every dependency id resolved".to_owned(),
+                    format!("depfiles: all {units} compiled units of the closure have exactly one fresh .d"),
+                    "changed paths: every one classified as a known source or header".to_owned(),
+                ];
+                evidence.extend(closure.iter().map(|c| format!("target:{}", c.target)));
+                reasons.push(VerdictReason {
+                    code: select_code::OUTSIDE_TRANSITIVE_IMPACT_SET.into(),
+                    detail: format!(
+                        "none of the {} targets in its dependency closure is reached by the change's reverse walk",
+                        closure.len()
+                    ),
+                    evidence,
+                });
+            }
+            Verdict { name: t.name.clone(), labels: t.labels.clone(), selected: is_selected, reasons, closure }
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
 }

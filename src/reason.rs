@@ -130,6 +130,11 @@ codes! {
     // --- graph (contract §4 rows 23-24 and our additions) ---
     RuntimeLoadedTarget => "RUNTIME_LOADED_TARGET", FullSuite,
         "an affected executable, shared or MODULE library that no test reaches through the graph or its command, environment or compile definitions may still be run or loaded by a test at run time";
+    // --- policy ---
+    PolicyLabelUncovered => "POLICY_LABEL_UNCOVERED", FullSuite,
+        "a policy rule requires a label that no registered test carries (insufficient coverage)";
+    PolicyTestUnknown => "POLICY_TEST_UNKNOWN", FullSuite,
+        "a policy always_run entry names a test that is not registered";
     // --- limits and internals ---
     LimitExceeded => "LIMIT_EXCEEDED", FullSuite,
         "an input exceeded a configured size limit, so the analysis cannot safely finish";

@@ -1,19 +1,24 @@
-//! The only writer of output. Renders an [`Outcome`] into stdout and stderr
-//! buffers; `lib::run` commits them after the final decision.
+//! The only writer of output. Renders an [`Analysis`] into stdout and stderr
+//! buffers (and the optional receipt file); `lib::run` commits the buffers
+//! after the final decision.
 //!
-//! stdout carries only the selection (names or ctest regexes); stderr carries
-//! the outcome state on its own first line, then evidence chains or coded
-//! reasons. Everything is sorted, so equal inputs give byte-identical output.
+//! stdout carries only the selection (names, ctest regexes or a JSON plan) or,
+//! when asked, an explanation; stderr carries the outcome state on its own
+//! first line, then evidence chains or coded reasons. Everything is sorted,
+//! so equal inputs give byte-identical output.
 #![deny(clippy::wildcard_enum_match_arm)]
 
 pub mod ctest_regex;
+pub mod plan;
 
 use std::collections::BTreeMap;
 use std::io::Write;
 
+use crate::cli::Request;
 use crate::decide::Outcome;
 use crate::graph::Chain;
 use crate::reason::Gap;
+use crate::Analysis;
 
 /// Output formats of `--format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -22,37 +27,127 @@ pub enum Format {
     Names,
     /// Anchored, escaped regexes for `ctest -R`, one per line; run ctest once per line.
     CtestRegex,
+    /// A `diff2test.plan.v1` JSON plan.
+    Json,
 }
 
 /// At most this many reasons per code are listed; the rest are counted.
 const MAX_REASONS_PER_CODE: usize = 25;
 
-/// Renders `outcome`. Fails only when the selection cannot be expressed in the
-/// requested format (a test name too long for one ctest regex).
-pub fn render(outcome: &Outcome, format: Format, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result<(), String> {
-    // Writes into a Vec cannot fail.
+/// Writes just the state and its one-line reason (usage and internal errors).
+pub fn render_state_only(outcome: &Outcome, err: &mut Vec<u8>) {
     let _ = writeln!(err, "{}", outcome.state());
     match outcome {
-        Outcome::SubsetSelected { selected, all, chains } => {
-            selection(format, selected, out)?;
-            let skipped = all.len() - selected.len();
-            let _ = writeln!(err, "selected {} of {} tests ({} skipped)", selected.len(), all.len(), skipped);
-            write_chains(chains, err);
-        }
-        Outcome::FullSuiteSelected { all, gaps } => {
-            selection(format, all, out)?;
-            write_gaps(gaps, err);
-            let _ = writeln!(err, "selected all {} tests: a subset cannot be defended", all.len());
-        }
-        Outcome::FullSuiteRequired { gaps } => {
-            write_gaps(gaps, err);
-            let _ = writeln!(err, "no test list emitted: the catalogue cannot be trusted; run the complete suite with your usual ctest invocation");
-        }
         Outcome::UsageError(msg) => {
             let _ = writeln!(err, "reason USAGE_ERROR: {}", one_line(msg));
         }
         Outcome::InternalError(msg) => {
             let _ = writeln!(err, "reason INTERNAL_ERROR: {}", one_line(msg));
+        }
+        Outcome::FullSuiteRequired { gaps } | Outcome::FullSuiteSelected { gaps, .. } => write_gaps(gaps, err),
+        Outcome::SubsetSelected { .. } => {}
+    }
+}
+
+/// Renders a finished analysis. Fails (→ USAGE_ERROR) only when the request
+/// cannot be honoured: a selection a ctest regex cannot carry, an unknown
+/// `--explain` test, or an unwritable receipt.
+pub fn render(a: &Analysis, req: &Request, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result<(), String> {
+    let outcome = &a.outcome;
+    // Writes into a Vec cannot fail.
+    let _ = writeln!(err, "{}", outcome.state());
+    if req.explain_changes {
+        for c in &a.changed {
+            let _ = writeln!(err, "change {}: {} ({})", c.display, c.class.as_str(), c.evidence);
+        }
+    }
+    let selection: Option<&[String]> = match outcome {
+        Outcome::SubsetSelected { selected, all, chains, forced } => {
+            let skipped = all.len() - selected.len();
+            let _ = writeln!(err, "selected {} of {} tests ({} skipped)", selected.len(), all.len(), skipped);
+            write_chains(chains, err);
+            for f in forced {
+                let _ = writeln!(err, "forced {}: {}: {}", f.test, f.code, one_line(&f.detail));
+            }
+            Some(selected)
+        }
+        Outcome::FullSuiteSelected { all, gaps } => {
+            write_gaps(gaps, err);
+            let _ = writeln!(err, "selected all {} tests: a subset cannot be defended", all.len());
+            Some(all)
+        }
+        Outcome::FullSuiteRequired { gaps } => {
+            write_gaps(gaps, err);
+            let _ = writeln!(err, "no test list emitted: the catalogue cannot be trusted; run the complete suite with your usual ctest invocation");
+            None
+        }
+        Outcome::UsageError(msg) => {
+            let _ = writeln!(err, "reason USAGE_ERROR: {}", one_line(msg));
+            None
+        }
+        Outcome::InternalError(msg) => {
+            let _ = writeln!(err, "reason INTERNAL_ERROR: {}", one_line(msg));
+            None
+        }
+    };
+    if !req.explain.is_empty() {
+        explain(a, &req.explain, out)?;
+    } else {
+        match req.format {
+            Format::Names => {
+                for n in selection.unwrap_or(&[]) {
+                    let _ = writeln!(out, "{n}");
+                }
+            }
+            Format::CtestRegex => {
+                if let Some(names) = selection {
+                    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                    let chunks = ctest_regex::regex_chunks(&refs)
+                        .map_err(|e| format!("--format ctest-regex cannot express this selection: {e}; use --format names"))?;
+                    for c in chunks {
+                        let _ = writeln!(out, "{c}");
+                    }
+                }
+            }
+            Format::Json => {
+                let plan = plan::plan(a, req);
+                out.extend_from_slice(&plan::to_pretty(&plan));
+                out.push(b'\n');
+            }
+        }
+    }
+    if let Some(path) = &req.receipt {
+        let receipt = plan::receipt(a);
+        let mut bytes = plan::to_pretty(&receipt);
+        bytes.push(b'\n');
+        std::fs::write(path, bytes).map_err(|e| format!("--receipt {path}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn explain(a: &Analysis, names: &[String], out: &mut Vec<u8>) -> Result<(), String> {
+    for name in names {
+        if let Outcome::FullSuiteRequired { .. } = a.outcome {
+            let _ = writeln!(out, "test {name}: no verdict (FULL_SUITE_REQUIRED: the catalogue cannot be trusted)");
+            continue;
+        }
+        let v = a
+            .verdicts
+            .iter()
+            .find(|v| &v.name == name)
+            .ok_or_else(|| format!("--explain {name:?}: no such registered test"))?;
+        let action = if v.selected { "selected" } else { "skipped (safe to skip)" };
+        let _ = writeln!(out, "test {}: {} [{}]", v.name, action, a.outcome.state());
+        for r in &v.reasons {
+            let _ = writeln!(out, "  reason {}: {}", r.code, one_line(&r.detail));
+            for e in &r.evidence {
+                let _ = writeln!(out, "    evidence {}", one_line(e));
+            }
+        }
+        if !v.closure.is_empty() {
+            let parts: Vec<String> =
+                v.closure.iter().map(|c| format!("{} ({}, {} units)", c.target, c.kind, c.units)).collect();
+            let _ = writeln!(out, "  closure: {}", parts.join(", "));
         }
     }
     Ok(())
@@ -62,31 +157,21 @@ fn one_line(s: &str) -> String {
     s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
-fn selection(format: Format, names: &[String], out: &mut Vec<u8>) -> Result<(), String> {
-    match format {
-        Format::Names => {
-            for n in names {
-                let _ = writeln!(out, "{n}");
-            }
-        }
-        Format::CtestRegex => {
-            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-            let chunks = ctest_regex::regex_chunks(&refs).map_err(|e| e.to_string())?;
-            for c in chunks {
-                let _ = writeln!(out, "{c}");
-            }
-        }
+/// The one-line text of a chain (also used as the plan's reason detail).
+pub fn chain_text(c: &Chain) -> String {
+    let mut s = format!("{} -> depfile {} -> unit {}", c.changed, c.depfile, c.tu);
+    for t in &c.targets {
+        s.push_str(" -> target ");
+        s.push_str(t);
     }
-    Ok(())
+    s.push_str(" -> test ");
+    s.push_str(&c.test);
+    s
 }
 
 fn write_chains(chains: &[Chain], err: &mut Vec<u8>) {
     for c in chains {
-        let _ = write!(err, "chain {}: {} -> depfile {} -> unit {}", c.test, c.changed, c.depfile, c.tu);
-        for t in &c.targets {
-            let _ = write!(err, " -> target {t}");
-        }
-        let _ = writeln!(err, " -> test {}", c.test);
+        let _ = writeln!(err, "chain {}: {}", c.test, chain_text(c));
     }
 }
 

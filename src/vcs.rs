@@ -225,8 +225,11 @@ fn find_tree(repo: &gix::Repository, id: ObjectId) -> Result<gix::Tree<'_>, VcsE
     repo.find_tree(id).map_err(|e| git_err(&format!("cannot read tree {id}"), e))
 }
 
-/// Leaf-level differences between two trees: `(path, old, new)`, both never equal.
-fn diff_trees(repo: &gix::Repository, old: ObjectId, new: ObjectId) -> Result<Vec<(BString, Option<Item>, Option<Item>)>, VcsError> {
+/// One leaf-level difference: `(repository-relative path, old, new)`; `old != new`.
+type LeafChange = (BString, Option<Item>, Option<Item>);
+
+/// Leaf-level differences between two trees.
+fn diff_trees(repo: &gix::Repository, old: ObjectId, new: ObjectId) -> Result<Vec<LeafChange>, VcsError> {
     use gix::diff::tree::recorder::Change;
     if old == new {
         return Ok(Vec::new());
@@ -322,13 +325,14 @@ fn worktree_changes(repo: &gix::Repository, base_tree: Option<ObjectId>, root: &
             .or_insert(Staged { item, skip_worktree });
     }
 
-    let config = repo.config_snapshot();
-    let fs = FsConfig {
-        file_mode: config.boolean("core.fileMode").unwrap_or(true),
-        symlinks: config.boolean("core.symlinks").unwrap_or(true),
-        hash: repo.object_hash(),
+    let fs = {
+        let config = repo.config_snapshot();
+        FsConfig {
+            file_mode: config.boolean("core.fileMode").unwrap_or(true),
+            symlinks: config.boolean("core.symlinks").unwrap_or(true),
+            hash: repo.object_hash(),
+        }
     };
-    drop(config);
 
     let known: BTreeSet<&BString> = base.keys().chain(staged.keys()).collect();
     let mut known_dirs: BTreeSet<BString> = BTreeSet::new();
@@ -488,7 +492,10 @@ fn worktree_item(
     let ft = meta.file_type();
     if ft.is_symlink() {
         let id = match fs::read_link(&abs) {
-            Ok(target) => hash_bytes(fs_config.hash, &gix::path::into_bstr(target).into_owned()).unwrap_or(null),
+            Ok(target) => gix::path::into_bstr(target)
+                .ok()
+                .and_then(|bytes| hash_bytes(fs_config.hash, &bytes))
+                .unwrap_or(null),
             Err(_) => null, // unreadable: treat as changed
         };
         return Ok(Some(Item::Link(id)));

@@ -14,6 +14,11 @@
 //! differently) is a [`SyntaxError`], never a guess. The depfile then does not
 //! count as evidence and the caller falls back.
 //!
+//! A name means what GCC meant when it wrote it: the file the compiler opened.
+//! Where ninja or CMake disagree on something GCC does write, GCC wins (escaped
+//! tabs, `&?'"`, `\$$`). What GCC never writes and the readers disagree on is
+//! rejected.
+//!
 //! Accepted:
 //! * Names are separated by unescaped spaces and tabs. Backslash-newline
 //!   (`\` + LF or `\` + CRLF) continues the rule and counts as whitespace. An
@@ -27,7 +32,9 @@
 //!   character in the name. 2N backslashes before a space or tab stay as 2N
 //!   backslashes, and the name ends. `\#` gives `#` and `\:` gives `:` (any
 //!   backslashes before them are kept). `$$` gives `$`. Every other backslash is
-//!   literal (`C:\dir\file.h`).
+//!   literal (`C:\dir\file.h`). For an escaped tab, GCC's meaning is used; CMake
+//!   and ninja 1.11 only unescape spaces. Clang writes tabs raw, and a raw tab
+//!   always separates names.
 //! * Any other byte, including `%`, `&`, `?`, `'`, `"` and non-ASCII UTF-8, is
 //!   part of a name. GCC writes these bytes unescaped. (ninja 1.11 splits names
 //!   at `&?'"`; that is a problem for the `.ninja_deps` reader, not this one.)
@@ -36,15 +43,19 @@
 //! NUL and other control bytes, including a CR not followed by LF; a rule without
 //! a separating `:` or without a target; a `$` not followed by `$` (a make
 //! variable); any unescaped `#` (a make comment, but a literal to CMake and a
-//! name break to ninja); a second separator among the prerequisites (ninja keeps
+//! name break to ninja). This includes `-MT` targets, which GCC copies without
+//! escaping, so a `#` there would mean a literal. Such targets are rare, and
+//! rejecting one only costs a fallback. Also rejected: a second separator among the prerequisites (ninja keeps
 //! the colon, CMake drops it, make reads a static pattern rule); `\:` followed by
 //! whitespace (CMake unescapes it, ninja ends the targets there); two or more
 //! backslashes before a newline (ninja ends the rule, CMake continues it); and a
 //! backslash at the very end of the input.
 //!
 //! Performance: one `from_utf8` check (fast on ASCII), then one scan over the
-//! bytes with a lookup table. A name is borrowed from the input unless it needed
-//! unescaping, so the common case allocates only the rule vectors.
+//! bytes. Runs of plain name bytes are skipped 8 at a time (`skip_plain`). A
+//! name is borrowed from the input unless it needed unescaping, so the common
+//! case allocates only the rule vectors. The scan runs at several hundred MB/s
+//! on one core of a loaded machine (release build).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -321,6 +332,41 @@ const fn plain_table() -> [bool; 256] {
     table
 }
 
+/// Index of the first byte at or after `i` that is not [`PLAIN`], or
+/// `bytes.len()`.
+///
+/// This is the hot loop. It tests 8 bytes at a time with the usual SWAR
+/// formulas (`has_less`, `has_zero`). These can report a special byte that is
+/// not there, but never miss one that is. A chunk that may hold one is then
+/// searched byte by byte with the table, so the result is exact.
+fn skip_plain(bytes: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // High bit set in some byte if some byte of `x` is zero.
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let v = u64::from_le_bytes(word);
+        // Bytes below 0x21 (controls and space), then `#`, `$`, `:`, `\`, DEL.
+        let special = (v.wrapping_sub(ONES * 0x21) & !v & HIGHS)
+            | has_zero(v ^ (ONES * u64::from(b'#')))
+            | has_zero(v ^ (ONES * u64::from(b'$')))
+            | has_zero(v ^ (ONES * u64::from(b':')))
+            | has_zero(v ^ (ONES * u64::from(b'\\')))
+            | has_zero(v ^ (ONES * 0x7f));
+        if special != 0 {
+            break;
+        }
+        i += 8;
+    }
+    let rest = bytes.get(i..).unwrap_or_default();
+    i + rest
+        .iter()
+        .position(|&b| !PLAIN[usize::from(b)])
+        .unwrap_or(rest.len())
+}
+
 /// ASCII control bytes (tab, LF and CR included).
 fn is_control(b: u8) -> bool {
     b < 0x20 || b == 0x7f
@@ -468,13 +514,14 @@ impl<'a> Parser<'a> {
     /// is a lone `:`) and whether it ended at a separating `:` (consumed).
     /// Stops before whitespace, a newline or a continuation.
     ///
+    /// Always consumes at least one byte, so `run` makes progress.
+    ///
     /// Every escape drops bytes from the input: `owned` collects the kept
     /// spans, and `seg` is the start of the span not yet copied. All span
     /// bounds are at ASCII bytes or the end of input, so they are char
     /// boundaries of `text`.
     fn scan_name(&mut self) -> Result<(Cow<'a, str>, bool), SyntaxError> {
         let bytes = self.bytes;
-        let len = bytes.len();
         let start = self.pos;
         let mut i = start;
         let mut seg = start;
@@ -482,10 +529,7 @@ impl<'a> Parser<'a> {
         let mut separator = false;
         let end;
         loop {
-            i += bytes[i..]
-                .iter()
-                .position(|&b| !PLAIN[usize::from(b)])
-                .unwrap_or(len - i);
+            i = skip_plain(bytes, i);
             let Some(&byte) = bytes.get(i) else {
                 end = i;
                 break;
@@ -539,7 +583,9 @@ impl<'a> Parser<'a> {
                             if run != 1 {
                                 return Err(SyntaxError::AmbiguousContinuation { line: self.line });
                             }
-                            // A continuation ends the name; `run` will see it.
+                            // A continuation ends the name. `Parser::run` consumes it;
+                            // the name is not empty, because `run` handles a
+                            // continuation at the start of a name itself.
                             end = run_start;
                             i = run_start;
                             break;
@@ -1033,6 +1079,20 @@ CMakeFiles/lab.dir/m\\ a\\#in.cpp.o: /src/proj/m\\ a\\#in.cpp \\
             prop_assert_eq!(plain(gcc.as_bytes()), Ok(vec![(vec!["t.o".to_string()], paths.clone())]));
             let clang_crlf = format!("t.o: {}\r\n", escaped.join(" \\\r\n  "));
             prop_assert_eq!(plain(clang_crlf.as_bytes()), Ok(vec![(vec!["t.o".to_string()], paths)]));
+        }
+
+        #[test]
+        fn skip_plain_matches_the_table(
+            input in proptest::collection::vec(
+                prop_oneof![4 => 0x25u8..0x7f, 1 => any_byte(), 1 => any::<u8>()], 0..64),
+            from in 0usize..64,
+        ) {
+            let from = from.min(input.len());
+            let naive = input[from..]
+                .iter()
+                .position(|&b| !PLAIN[usize::from(b)])
+                .map_or(input.len(), |k| from + k);
+            prop_assert_eq!(skip_plain(&input, from), naive);
         }
 
         #[test]

@@ -84,12 +84,32 @@ impl ReadError {
 pub struct Reader {
     limits: Limits,
     total: AtomicU64,
+    /// When set, the SHA-256 of every file read (for plan input identity).
+    digests: Option<std::sync::Mutex<Vec<(String, [u8; 32])>>>,
 }
 
 impl Reader {
     /// A reader enforcing `limits`.
     pub fn new(limits: Limits) -> Self {
-        Reader { limits, total: AtomicU64::new(0) }
+        Reader { limits, total: AtomicU64::new(0), digests: None }
+    }
+
+    /// A reader that also records the SHA-256 of every file it reads.
+    pub fn with_digests(limits: Limits) -> Self {
+        Reader { limits, total: AtomicU64::new(0), digests: Some(std::sync::Mutex::new(Vec::new())) }
+    }
+
+    /// `(path, sha256 hex)` of every file read, sorted by path (empty unless `with_digests`).
+    pub fn digests(&self) -> Vec<(String, String)> {
+        let Some(d) = &self.digests else { return Vec::new() };
+        let guard = match d.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let mut v: Vec<(String, String)> = guard.iter().map(|(p, h)| (p.clone(), crate::digest::hex(h))).collect();
+        v.sort();
+        v.dedup();
+        v
     }
 
     /// The limits in force.
@@ -124,6 +144,13 @@ impl Reader {
         let before = self.total.fetch_add(n, Ordering::Relaxed);
         if before.saturating_add(n) > self.limits.max_total_bytes {
             return Err(ReadError::TotalTooLarge { limit: self.limits.max_total_bytes });
+        }
+        if let Some(d) = &self.digests {
+            let h = crate::digest::sha256(buf);
+            match d.lock() {
+                Ok(mut g) => g.push((path.to_owned(), h)),
+                Err(poisoned) => poisoned.into_inner().push((path.to_owned(), h)),
+            }
         }
         Ok(())
     }
