@@ -93,6 +93,23 @@ impl<'m> Graph<'m> {
                 });
             }
         }
+        // Link lines that name another target's artifact are dependencies too,
+        // whether or not `dependencies` lists them (adding edges is always safe).
+        let mut artifact_owner: HashMap<&str, usize> = HashMap::new();
+        for (i, t) in model.targets.iter().enumerate() {
+            for a in &t.artifacts {
+                artifact_owner.insert(a.as_str(), i);
+            }
+        }
+        for (i, t) in model.targets.iter().enumerate() {
+            for l in &t.link_paths {
+                if let Some(&owner) = artifact_owner.get(l.as_str()) {
+                    if owner != i {
+                        fwd[i].push(owner);
+                    }
+                }
+            }
+        }
         for (t, header) in &deps.generated_includes {
             opaque.entry(*t).or_insert(Opaque {
                 code: Code::GeneratedSource,

@@ -560,3 +560,22 @@ fn application_executable_reached_by_no_test_forces_full_suite() {
     let r = b.run(&["tools/datagen/main.cpp"], &[]);
     assert_full_suite(&r, "RUNTIME_LOADED_TARGET");
 }
+
+#[test]
+fn link_fragments_back_up_a_lost_dependencies_member() {
+    // A corrupted or renamed `dependencies` member must not silently drop edges:
+    // the link line names the same artifacts, and those edges are added too.
+    let b = build_fixture(&[]);
+    for prefix in ["target-test_util-", "target-util-", "target-test_core-"] {
+        let f = b.reply_file(prefix);
+        b.edit_json(&f, |v| {
+            let deps = v.as_object_mut().unwrap().remove("dependencies");
+            assert!(deps.is_some(), "{prefix} had dependencies");
+        });
+    }
+    let r = b.run(&["libs/core/src/core.cpp"], &[]);
+    assert_subset(
+        &r,
+        &["core.add", "core.mul", "core.parse[neg]", "net.decode", "net.encode", "tool.roundtrip", "util.join", "util.spaced", "util.str+concat"],
+    );
+}

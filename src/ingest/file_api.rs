@@ -101,6 +101,10 @@ pub struct Target {
     pub object_inputs: Vec<String>,
     /// Preprocessor definitions of every compile group.
     pub defines: Vec<String>,
+    /// Paths named by `link.commandFragments` with role `libraries`, resolved
+    /// against `dir_build` (Makefiles link in that directory). Used only to
+    /// *add* graph edges to targets whose artifact they name.
+    pub link_paths: Vec<String>,
 }
 
 impl Target {
@@ -233,6 +237,21 @@ struct RawTarget {
     compile_groups: Option<Vec<RawCompileGroup>>,
     #[serde(default)]
     dependencies: Option<Vec<RawDependency>>,
+    #[serde(default)]
+    link: Option<RawLink>,
+}
+
+#[derive(Deserialize)]
+struct RawLink {
+    #[serde(default, rename = "commandFragments")]
+    command_fragments: Option<Vec<RawFragment>>,
+}
+
+#[derive(Deserialize)]
+struct RawFragment {
+    fragment: String,
+    #[serde(default)]
+    role: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -544,6 +563,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
                     deps: Vec::new(),
                     object_inputs: Vec::new(),
                     defines: Vec::new(),
+                    link_paths: Vec::new(),
                 });
                 continue;
             }
@@ -566,6 +586,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
                     deps: Vec::new(),
                     object_inputs: Vec::new(),
                     defines: Vec::new(),
+                    link_paths: Vec::new(),
                 });
             }
         }
@@ -685,7 +706,15 @@ fn convert_target(
     let artifacts =
         t.artifacts.unwrap_or_default().into_iter().map(|a| paths::join_fold(build_root, &a.path)).collect();
     let dir_build = paths::join_fold(build_root, &t.paths.build);
-    Ok((Target { name: t.name, id: t.id, kind, artifacts, dir_build, compiled, deps, object_inputs, defines }, gaps))
+    let link_paths = t
+        .link
+        .and_then(|l| l.command_fragments)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|f| f.role.as_deref() == Some("libraries") && !f.fragment.is_empty() && !f.fragment.starts_with('-'))
+        .map(|f| paths::join_fold(&dir_build, &f.fragment))
+        .collect();
+    Ok((Target { name: t.name, id: t.id, kind, artifacts, dir_build, compiled, deps, object_inputs, defines, link_paths }, gaps))
 }
 
 /// Groups sources by target for tests and diagnostics.
