@@ -92,6 +92,16 @@ pub fn join_fold(base: &str, path: &str) -> String {
     }
 }
 
+/// Like [`join_fold`], but borrows `path` when it is already absolute and folded
+/// (the common case for compiler dependency paths), avoiding an allocation.
+pub fn join_fold_cow<'a>(base: &str, path: &'a str) -> std::borrow::Cow<'a, str> {
+    if path.starts_with('/') && is_folded(path) {
+        std::borrow::Cow::Borrowed(path)
+    } else {
+        std::borrow::Cow::Owned(join_fold(base, path))
+    }
+}
+
 /// Returns `path` relative to `root` when `path` is `root` itself or lies
 /// below it (both must be folded). `Some("")` means the root itself.
 pub fn strip_root<'a>(path: &'a str, root: &str) -> Option<&'a str> {

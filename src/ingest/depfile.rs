@@ -52,11 +52,36 @@ pub struct DepEvidence {
     pub depfiles_read: Vec<String>,
 }
 
-struct Mapped {
+/// One chunk's worth of mapped depfiles, with chunk-local interned paths.
+#[derive(Default)]
+struct Local {
+    files: Vec<String>,
+    index: HashMap<String, FileId>,
+    /// (entry index, mapped unit) in entry order.
+    units: Vec<(usize, LocalUnit)>,
+    /// (entry index, gap).
+    gaps: Vec<(usize, Gap)>,
+}
+
+struct LocalUnit {
     target: usize,
     source: String,
     mtime: SystemTime,
-    prereqs: Vec<String>,
+    /// (device, inode) of the depfile, to catch one file listed under two spellings.
+    identity: (u64, u64),
+    prereqs: Vec<FileId>,
+}
+
+impl Local {
+    fn intern(&mut self, p: &str) -> FileId {
+        if let Some(&id) = self.index.get(p) {
+            return id;
+        }
+        let id = self.files.len() as FileId;
+        self.files.push(p.to_owned());
+        self.index.insert(p.to_owned(), id);
+        id
+    }
 }
 
 /// Finds the target whose object dir contains `depfile`.
@@ -90,16 +115,19 @@ fn map_one(
     model: &Codemodel,
     object_dirs: &HashMap<String, usize>,
     buf: &mut Vec<u8>,
-) -> Result<Mapped, Gap> {
+    local: &mut Local,
+) -> Result<LocalUnit, Gap> {
+    use std::os::unix::fs::MetadataExt;
     let target = owning_target(depfile, object_dirs).map_err(|why| Gap::new(Code::DepFileUnmapped, format!("{depfile} {why}")))?;
     let t = &model.targets[target];
-    reader.read_into(depfile, buf).map_err(|e| match e {
+    let meta = reader.read_into_meta(depfile, buf).map_err(|e| match e {
         ReadError::Io(err) => Gap::new(Code::DepFileUnreadable, format!("{depfile}: {err}")),
         limit => Gap::new(Code::LimitExceeded, format!("{depfile}: {limit}")),
     })?;
-    let mtime = std::fs::metadata(depfile)
-        .and_then(|m| m.modified())
+    let mtime = meta
+        .modified()
         .map_err(|e| Gap::new(Code::DepPrereqUninspectable, format!("{depfile}: cannot read its timestamp: {e}")))?;
+    let identity = (meta.dev(), meta.ino());
     let parsed =
         depfile_syntax::parse(buf).map_err(|e| Gap::new(Code::DepFileMalformed, format!("{depfile}: {e}")))?;
     let mut main = None;
@@ -119,7 +147,7 @@ fn map_one(
         return Err(Gap::new(Code::DepFileMalformed, format!("{depfile}: main rule has {} targets", rule.targets.len())));
     }
     // The -MT target is the object path relative to the build root; it must be this depfile's object.
-    let rule_target = paths::join_fold(&model.build_root, &rule.targets[0]);
+    let rule_target = paths::join_fold_cow(&model.build_root, &rule.targets[0]);
     let expected = depfile.strip_suffix(".d").unwrap_or(depfile);
     if rule_target != expected {
         return Err(Gap::new(
@@ -127,25 +155,27 @@ fn map_one(
             format!("{depfile}: rule target {:?} is not its own object {expected}", rule.targets[0].as_ref()),
         ));
     }
-    let max_path = reader.limits().max_path_len;
-    let mut prereqs = Vec::with_capacity(rule.prereqs.len());
-    for p in &rule.prereqs {
-        if p.len() > max_path {
-            return Err(Gap::new(Code::LimitExceeded, format!("{depfile}: a prerequisite path exceeds {max_path} bytes (--max-path-len)")));
-        }
-        let abs = paths::join_fold(&t.dir_build, p);
-        if paths::is_within(&abs, &model.source_root) || paths::is_within(&abs, &model.build_root) {
-            prereqs.push(abs);
-        }
-    }
-    let first = paths::join_fold(&t.dir_build, &rule.prereqs[0]);
+    let first = paths::join_fold_cow(&t.dir_build, &rule.prereqs[0]);
     let Some(src) = t.compiled.iter().find(|c| c.path == first) else {
         return Err(Gap::new(
             Code::DepFileUnmapped,
             format!("{depfile}: main source {first} is not a compiled source of target {:?}", t.name),
         ));
     };
-    Ok(Mapped { target, source: src.path.clone(), mtime, prereqs })
+    let max_path = reader.limits().max_path_len;
+    let mut prereqs = Vec::with_capacity(rule.prereqs.len());
+    for p in &rule.prereqs {
+        if p.len() > max_path {
+            return Err(Gap::new(Code::LimitExceeded, format!("{depfile}: a prerequisite path exceeds {max_path} bytes (--max-path-len)")));
+        }
+        let abs = paths::join_fold_cow(&t.dir_build, p);
+        if paths::is_within(&abs, &model.source_root) || paths::is_within(&abs, &model.build_root) {
+            prereqs.push(local.intern(&abs));
+        }
+    }
+    prereqs.sort_unstable();
+    prereqs.dedup();
+    Ok(LocalUnit { target, source: src.path.clone(), mtime, identity, prereqs })
 }
 
 /// Languages whose compile rule writes a trusted Make-syntax depfile.
@@ -212,57 +242,56 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
     let object_dirs: HashMap<String, usize> =
         model.targets.iter().enumerate().filter(|(_, t)| !t.dir_build.is_empty()).map(|(i, t)| (t.object_dir(), i)).collect();
 
-    let results: Vec<(Result<Mapped, Gap>, Option<String>)> = {
-        let work = |d: &String| {
-            thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) });
-            let r = BUF.with(|b| map_one(reader, d, model, &object_dirs, &mut b.borrow_mut()));
-            // The real path catches one depfile listed under two spellings (symlinks).
-            (r, paths::real(d))
-        };
-        super::par_map(&entries, work)
-    };
-
-    // Two spellings of one file.
-    let mut reals: HashMap<&str, &str> = HashMap::new();
-    for (d, (_, real)) in entries.iter().zip(&results) {
-        if let Some(real) = real {
-            if let Some(prev) = reals.insert(real.as_str(), d.as_str()) {
-                gaps.push(Gap::new(Code::DepFileDuplicate, format!("{prev} and {d} are the same file {real}")));
+    // Read, parse and map in parallel; each chunk interns its own paths.
+    let locals: Vec<Local> = super::par_chunks(&entries, |chunk, offset| {
+        let mut local = Local::default();
+        let mut buf = Vec::new();
+        for (i, d) in chunk.iter().enumerate() {
+            match map_one(reader, d, model, &object_dirs, &mut buf, &mut local) {
+                Ok(u) => local.units.push((offset + i, u)),
+                Err(g) => local.gaps.push((offset + i, g)),
             }
         }
-    }
+        local
+    });
 
+    // Merge in entry order: remap chunk-local ids to global ids.
     let mut tu_of: HashMap<(usize, String), String> = HashMap::new();
+    let mut identities: HashMap<(u64, u64), usize> = HashMap::new();
     let mut file_mtime_needed: Vec<(usize, SystemTime)> = Vec::new(); // (tu index, depfile mtime)
-    for (d, (r, _)) in entries.iter().zip(results) {
-        let m = match r {
-            Ok(m) => m,
-            Err(g) => {
-                gaps.push(g);
+    for local in locals {
+        let remap: Vec<FileId> = local
+            .files
+            .into_iter()
+            .map(|f| {
+                let next = ev.files.len() as FileId;
+                *ev.by_path.entry(f).or_insert_with_key(|k| {
+                    ev.files.push(k.clone());
+                    next
+                })
+            })
+            .collect();
+        gaps.extend(local.gaps.into_iter().map(|(_, g)| g));
+        for (entry, u) in local.units {
+            let d = &entries[entry];
+            ev.depfiles_read.push(d.clone());
+            if let Some(prev) = identities.insert(u.identity, entry) {
+                gaps.push(Gap::new(Code::DepFileDuplicate, format!("{} and {d} are the same file", entries[prev])));
                 continue;
             }
-        };
-        ev.depfiles_read.push(d.clone());
-        if let Some(prev) = tu_of.insert((m.target, m.source.clone()), d.clone()) {
-            gaps.push(Gap::new(
-                Code::DepFileDuplicate,
-                format!("{prev} and {d} both describe {} in target {:?}", m.source, model.targets[m.target].name),
-            ));
-            continue;
+            if let Some(prev) = tu_of.insert((u.target, u.source.clone()), d.clone()) {
+                gaps.push(Gap::new(
+                    Code::DepFileDuplicate,
+                    format!("{prev} and {d} both describe {} in target {:?}", u.source, model.targets[u.target].name),
+                ));
+                continue;
+            }
+            let mut ids: Vec<FileId> = u.prereqs.iter().map(|&l| remap[l as usize]).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            file_mtime_needed.push((ev.tus.len(), u.mtime));
+            ev.tus.push(Tu { target: u.target, source: u.source, depfile: d.clone(), prereqs: ids });
         }
-        let mut ids: Vec<FileId> = Vec::with_capacity(m.prereqs.len());
-        for p in m.prereqs {
-            let next = ev.files.len() as FileId;
-            let id = *ev.by_path.entry(p).or_insert_with_key(|k| {
-                ev.files.push(k.clone());
-                next
-            });
-            ids.push(id);
-        }
-        ids.sort_unstable();
-        ids.dedup();
-        file_mtime_needed.push((ev.tus.len(), m.mtime));
-        ev.tus.push(Tu { target: m.target, source: m.source, depfile: d.clone(), prereqs: ids });
     }
 
     // Coverage: every compiled C/C++ unit needs exactly one depfile.

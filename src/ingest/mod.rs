@@ -131,9 +131,18 @@ impl Reader {
 
     /// Reads a whole file into `buf` (cleared first), refusing files over the limits.
     pub fn read_into(&self, path: &str, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+        self.read_into_meta(path, buf).map(|_| ())
+    }
+
+    /// Like [`Reader::read_into`], also returning the open file's metadata
+    /// (one `fstat` on the handle that was read, so timestamp and identity
+    /// belong to exactly the bytes read).
+    pub fn read_into_meta(&self, path: &str, buf: &mut Vec<u8>) -> Result<std::fs::Metadata, ReadError> {
         buf.clear();
         let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+        let meta = file.metadata().map_err(ReadError::Io)?;
         let max = self.limits.max_file_bytes;
+        buf.reserve(meta.len().min(max) as usize + 1);
         // Read one byte past the limit to detect overflow without trusting metadata.
         let mut take = file.take(max.saturating_add(1));
         take.read_to_end(buf).map_err(ReadError::Io)?;
@@ -152,8 +161,31 @@ impl Reader {
                 Err(poisoned) => poisoned.into_inner().push((path.to_owned(), h)),
             }
         }
-        Ok(())
+        Ok(meta)
     }
+}
+
+/// Splits `items` into one contiguous chunk per core and maps `f` over the
+/// chunks in parallel (`f` gets the chunk and its offset); results in order.
+pub fn par_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T], usize) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
+    if threads <= 1 || items.len() < 16 {
+        return vec![f(items, 0)];
+    }
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> =
+            items.chunks(chunk).enumerate().map(|(i, c)| s.spawn(move || f(c, i * chunk))).collect();
+        let mut out = Vec::with_capacity(handles.len());
+        for h in handles {
+            match h.join() {
+                Ok(v) => out.push(v),
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+        out
+    })
 }
 
 /// Maps `f` over `items` on all available cores, preserving order.
