@@ -133,9 +133,16 @@ fn classify_one(
     // Canonical absolute form, expressed under the evidence's spelling of the source root.
     let abs = if p.starts_with('/') {
         let f = paths::fold(p);
-        match paths::strip_root(&f, roots.user_source) {
-            Some(rel) if roots.user_source != roots.source => paths::join_fold(roots.source, rel),
-            _ => f,
+        if let Some(rel) = paths::strip_root(&f, roots.user_source) {
+            paths::join_fold(roots.source, rel)
+        } else if paths::is_within(&f, roots.source) || paths::is_within(&f, roots.build) {
+            f
+        } else {
+            // A VCS or caller may spell the tree by its real path (symlinks resolved).
+            match paths::real(roots.user_source).as_deref().and_then(|r| paths::strip_root(&f, r).map(str::to_owned)) {
+                Some(rel) => paths::join_fold(roots.source, &rel),
+                None => f,
+            }
         }
     } else {
         let f = paths::join_fold(roots.user_source, p);

@@ -29,7 +29,7 @@ Example:
 /// diff2test: which CTest tests must run for a change, from static CMake evidence.
 #[derive(Parser, Debug)]
 #[command(name = "diff2test", version, about, after_help = AFTER_HELP)]
-#[command(group(clap::ArgGroup::new("change_source").required(true).args(["changed", "changed_from"])))]
+#[command(group(clap::ArgGroup::new("change_source").required(true).args(["changed", "changed_from", "base"])))]
 pub struct Cli {
     /// Top source directory the build was configured from (CMAKE_SOURCE_DIR).
     #[arg(long, value_name = "SRC", required = true)]
@@ -49,6 +49,21 @@ pub struct Cli {
     /// Read changed paths from FILE (or `-` for stdin), one per line.
     #[arg(long, value_name = "FILE|-")]
     pub changed_from: Option<OsString>,
+    /// Base revision: changed paths are read in-process from the git repository containing SRC
+    /// (no git executable is run). With --head, compares the two commits' trees; without
+    /// --head (not allowed in CI mode), compares REV with the working tree including untracked files.
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// Head revision for --base.
+    #[arg(long, value_name = "REV", requires = "base")]
+    pub head: Option<String>,
+    /// CI mode (also on when the environment has CI=true): the working tree is never read as a
+    /// change source; only --base with --head, or an explicit list, is accepted.
+    #[arg(long, conflicts_with = "no_ci")]
+    pub ci: bool,
+    /// Turn CI mode off even when CI=true is set.
+    #[arg(long)]
+    pub no_ci: bool,
     /// With --changed-from: paths are NUL-separated (as `git diff -z --name-only` writes them).
     #[arg(short = 'z', long = "null", requires = "changed_from")]
     pub null: bool,
@@ -180,7 +195,25 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
     let build_dir = dir("--build-dir", cli.build_dir)?;
     let ctest_json = file("--ctest-json", cli.ctest_json)?;
     let dep_list = file("--dep-list", cli.dep_list)?;
+    let ci = cli.ci || (!cli.no_ci && std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1"));
+    if cli.base.is_some() && (!cli.changed.is_empty() || cli.changed_from.is_some()) {
+        return Err("--base/--head cannot be combined with an explicit list (--changed/--changed-from)".into());
+    }
     let mut changed = cli.changed;
+    if let Some(base) = &cli.base {
+        if ci && cli.head.is_none() {
+            return Err("CI mode (--ci or CI=true) never reads the working tree: pass --head REV with --base, or an explicit list (--no-ci to override)".into());
+        }
+        let changes = crate::vcs::changed_paths(std::path::Path::new(&source_dir), base, cli.head.as_deref())
+            .map_err(|e| format!("cannot compute the change set: {e}"))?;
+        changed.extend(changes.into_iter().map(|c| c.path.into_os_string()));
+        if changed.is_empty() {
+            return Err(format!(
+                "no changed paths between {base} and {} (an empty change set is not an analysis request)",
+                cli.head.as_deref().unwrap_or("the working tree")
+            ));
+        }
+    }
     if let Some(from) = cli.changed_from {
         let bytes = if from == "-" {
             let mut b = Vec::new();

@@ -18,6 +18,7 @@ pub mod paths;
 pub mod policy;
 pub mod reason;
 pub mod report;
+pub mod vcs;
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;

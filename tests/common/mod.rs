@@ -76,18 +76,18 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Copies the fixture to a fresh temp dir and builds it with `prepare-build.sh`.
-pub fn build_fixture(cmake_args: &[&str]) -> Built {
+/// Copies the fixture sources to `dest`.
+pub fn copy_fixture(dest: &Path) {
+    copy_dir(&repo_root().join("fixtures/cmake-project"), dest);
+}
+
+/// Configures and builds `b.src` into `b.build` with `prepare-build.sh`.
+pub fn prepare_with(b: &Built, cmake_args: &[&str]) {
     require_tools();
-    let dir = tempfile::Builder::new().prefix("d2t-it-").tempdir().unwrap();
-    let root = dir.path().to_path_buf();
-    let src = root.join("src");
-    let build = root.join("build");
-    copy_dir(&repo_root().join("fixtures/cmake-project"), &src);
     let out = Command::new("bash")
         .arg(repo_root().join("fixtures/prepare-build.sh"))
-        .arg(&src)
-        .arg(&build)
+        .arg(&b.src)
+        .arg(&b.build)
         .args(cmake_args)
         .output()
         .expect("run bash fixtures/prepare-build.sh (install bash)");
@@ -97,8 +97,24 @@ pub fn build_fixture(cmake_args: &[&str]) -> Built {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    // Timestamps must be strictly ordered relative to later edits in tests.
-    Built { _dir: dir, root, src, build }
+}
+
+/// [`prepare_with`] without extra arguments.
+pub fn prepare(b: &Built) {
+    prepare_with(b, &[])
+}
+
+/// Copies the fixture to a fresh temp dir and builds it with `prepare-build.sh`.
+pub fn build_fixture(cmake_args: &[&str]) -> Built {
+    require_tools();
+    let dir = tempfile::Builder::new().prefix("d2t-it-").tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let src = root.join("src");
+    let build = root.join("build");
+    copy_fixture(&src);
+    let b = Built { _dir: dir, root, src, build };
+    prepare_with(&b, cmake_args);
+    b
 }
 
 /// One shared default build for read-only scenarios (never mutate it).
@@ -114,6 +130,10 @@ pub fn shared_opaque() -> &'static Built {
 }
 
 impl Built {
+    /// Assembles a `Built` from a temp dir the caller laid out.
+    pub fn from_parts(dir: tempfile::TempDir, root: PathBuf, src: PathBuf, build: PathBuf) -> Built {
+        Built { _dir: dir, root, src, build }
+    }
     pub fn ctest_json(&self) -> PathBuf {
         self.build.join("ctest.json")
     }
