@@ -127,7 +127,8 @@ pub struct Codemodel {
     pub targets: Vec<Target>,
     /// Build-time generated files (custom command outputs, `.rule` outputs), absolute folded.
     pub generated_files: HashSet<String>,
-    /// Non-generated CMake inputs from cmakeFiles-v1 (absolute folded); `None` when that object is absent.
+    /// Non-generated CMake inputs from cmakeFiles-v1 (absolute folded), plus the
+    /// compilers named by toolchains-v1; `None` when cmakeFiles-v1 is absent.
     pub cmake_inputs: Option<Vec<String>>,
     /// Every reply file read, in read order (for input identity).
     pub files_read: Vec<String>,
@@ -290,6 +291,25 @@ struct RawCmakeFiles {
     kind: String,
     version: RawVersion,
     inputs: Vec<RawCmakeInput>,
+}
+
+#[derive(Deserialize)]
+struct RawToolchains {
+    kind: String,
+    version: RawVersion,
+    toolchains: Vec<RawToolchain>,
+}
+
+#[derive(Deserialize)]
+struct RawToolchain {
+    #[serde(default)]
+    compiler: Option<RawCompiler>,
+}
+
+#[derive(Deserialize)]
+struct RawCompiler {
+    #[serde(default)]
+    path: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -637,6 +657,26 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             }
         },
     };
+
+    // toolchains-v1 (optional): a changed compiler is a build-configuration change.
+    let mut cmake_inputs = cmake_inputs;
+    match find_object(&index, "toolchains", 1) {
+        Err(g) => gaps.push(g),
+        Ok(None) => {}
+        Ok(Some(f)) => match ctx.read_json::<RawToolchains>(&f, Code::FileApiMalformed) {
+            Err(g) => gaps.push(g),
+            Ok(tc) if tc.kind != "toolchains" || tc.version.major != 1 => {
+                gaps.push(Gap::new(Code::FileApiUnsupportedVersion, format!("{f}: not toolchains major 1")));
+            }
+            Ok(tc) => {
+                if let Some(inputs) = &mut cmake_inputs {
+                    inputs.extend(tc.toolchains.into_iter().filter_map(|t| t.compiler?.path).map(|p| paths::fold(&p)));
+                    inputs.sort();
+                    inputs.dedup();
+                }
+            }
+        },
+    }
 
     Ok(Codemodel {
         source_root,
