@@ -46,6 +46,9 @@ impl Class {
 pub struct Changed {
     /// The path as displayed: relative to the source root when inside it, else absolute.
     pub display: String,
+    /// The real spelling (symlinks resolved), relative to the source root when
+    /// inside it, when it differs from `display`. Policy globs match either.
+    pub real_display: Option<String>,
     /// Classification.
     pub class: Class,
     /// The evidence that classified it, in words.
@@ -106,7 +109,7 @@ pub fn classify(
 
 fn unresolved(display: String, code: Code, evidence: String) -> Changed {
     let gap = Gap::new(code, format!("{display}: {evidence}"));
-    Changed { display, class: Class::Unresolved, evidence, file: None, gap: Some(gap) }
+    Changed { display, real_display: None, class: Class::Unresolved, evidence, file: None, gap: Some(gap) }
 }
 
 fn classify_one(
@@ -180,11 +183,15 @@ fn classify_one(
             }
         }
     }
+    let real_display = real_abs.as_ref().map(|r| match paths::strip_root(r, roots.source) {
+        Some(rel) => rel.to_owned(),
+        None => r.clone(),
+    });
     let name = abs.rsplit('/').next().unwrap_or("");
     if EXTERNAL_NAMES.contains(&name) {
         let evidence = format!("{name} is a lockfile/preset/package-manager file");
         let gap = Gap::new(Code::ChangeExternalResource, format!("{display}: {evidence}"));
-        return Changed { display, class: Class::External, evidence, file: None, gap: Some(gap) };
+        return Changed { display, real_display, class: Class::External, evidence, file: None, gap: Some(gap) };
     }
     let in_inputs = cmake_inputs.is_some_and(|inputs| inputs.binary_search(&abs).is_ok());
     if in_inputs || is_build_config_name(name) {
@@ -194,7 +201,7 @@ fn classify_one(
             "named like a CMake build file (CMakeLists.txt / *.cmake)".to_owned()
         };
         let gap = Gap::new(Code::ChangeBuildConfig, format!("{display}: {evidence}"));
-        return Changed { display, class: Class::BuildConfig, evidence, file: None, gap: Some(gap) };
+        return Changed { display, real_display, class: Class::BuildConfig, evidence, file: None, gap: Some(gap) };
     }
     if !exists {
         return unresolved(display, Code::ChangeDeleted, "does not exist (deleted or renamed away); current evidence cannot map it".into());
@@ -203,6 +210,7 @@ fn classify_one(
     match id {
         Some(&id) if main_sources.contains(&id) => Changed {
             display,
+            real_display,
             class: Class::Source,
             evidence: "main source of a translation unit".into(),
             file: Some(id),
@@ -210,6 +218,7 @@ fn classify_one(
         },
         Some(&id) => Changed {
             display,
+            real_display,
             class: Class::Header,
             evidence: "prerequisite in dependency files".into(),
             file: Some(id),

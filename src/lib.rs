@@ -291,7 +291,11 @@ fn apply_policy(policy: &Policy, catalogue: &ingest::ctest::Catalogue, changed: 
     }
     for (ri, rule) in policy.rules.iter().enumerate() {
         for c in changed {
-            let Some(glob) = rule.paths.iter().find(|g| policy::glob_match(g, &c.display)) else { continue };
+            // Match the path as given and its real spelling: a symlink must not bypass a rule.
+            let spellings = std::iter::once(&c.display).chain(c.real_display.as_ref());
+            let Some(glob) = spellings.clone().find_map(|p| rule.paths.iter().find(|g| policy::glob_match(g, p))) else {
+                continue;
+            };
             for label in &rule.require_labels {
                 let tests = with_label(label);
                 if tests.is_empty() {
@@ -331,7 +335,13 @@ fn fallback_verdict(t: &ingest::ctest::Test, gaps: &[Gap]) -> Verdict {
         reasons: vec![VerdictReason {
             code: select_code::FULL_SUITE_FALLBACK.into(),
             detail: format!("a subset cannot be defended: {}", codes.join(", ")),
-            evidence: gaps.iter().map(|g| g.to_string()).collect(),
+            // At most 25 per test: the full list is in the plan's fallback_reasons, once.
+            evidence: gaps
+                .iter()
+                .take(25)
+                .map(|g| g.to_string())
+                .chain((gaps.len() > 25).then(|| format!("... and {} more fallback reasons (see fallback_reasons)", gaps.len() - 25)))
+                .collect(),
         }],
         closure: Vec::new(),
     }

@@ -54,6 +54,11 @@ pub fn render_state_only(outcome: &Outcome, err: &mut Vec<u8>) {
 /// `--explain` test, or an unwritable receipt.
 pub fn render(a: &Analysis, req: &Request, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result<(), String> {
     let outcome = &a.outcome;
+    if let Outcome::UsageError(_) | Outcome::InternalError(_) = outcome {
+        // Nothing on stdout and no receipt: these states make no claim at all.
+        render_state_only(outcome, err);
+        return Ok(());
+    }
     // Writes into a Vec cannot fail.
     let _ = writeln!(err, "{}", outcome.state());
     if req.explain_changes {
