@@ -103,10 +103,19 @@ impl<'m> Graph<'m> {
         }
         for (i, t) in model.targets.iter().enumerate() {
             for l in &t.link_paths {
-                if let Some(&owner) = artifact_owner.get(l.as_str()) {
-                    if owner != i {
-                        fwd[i].push(owner);
+                match artifact_owner.get(l.as_str()) {
+                    Some(&owner) if owner != i => fwd[i].push(owner),
+                    Some(_) => {}
+                    // A library inside the build tree that no known target produces
+                    // (an external project's output, or a target missing from the
+                    // codemodel): what it contains is not in the evidence.
+                    None if paths::is_within(l, &model.build_root) => {
+                        opaque.entry(i).or_insert(Opaque {
+                            code: Code::UnknownLinkInput,
+                            detail: format!("target {:?} links {l}, which no known target produces", t.name),
+                        });
                     }
+                    None => {}
                 }
             }
         }

@@ -50,8 +50,8 @@ pub fn run(args: Vec<OsString>, stdin: &mut dyn Read, stdout: &mut dyn Write, st
         }
     };
     if stdout.write_all(&out).and_then(|_| stdout.flush()).is_err() {
-        // A cut-off list would be a silent subset: report it as an internal error.
-        let _ = stderr.write_all(&err);
+        // A cut-off list would be a silent subset: the run is an internal error, and
+        // stderr says only that (no state or chain that could read as a selection).
         let _ = writeln!(stderr, "INTERNAL_ERROR\nreason INTERNAL_ERROR: cannot write the selection to stdout");
         return decide::exit::INTERNAL_ERROR;
     }

@@ -93,6 +93,8 @@ codes! {
         "a target dependency id does not resolve to a known target";
     GeneratedSource => "GENERATED_SOURCE", FullSuite,
         "a test depends on a target that compiles a build-time generated source or includes a generated header whose generator inputs are not in the evidence";
+    UnknownLinkInput => "UNKNOWN_LINK_INPUT", FullSuite,
+        "a test depends on a target that links a library inside the build tree that no known target produces";
     UnsupportedLanguage => "UNSUPPORTED_LANGUAGE", FullSuite,
         "a test depends on a target with compiled sources in a language without trusted dependency evidence";
     UnsupportedGenerator => "UNSUPPORTED_GENERATOR", FullSuite,

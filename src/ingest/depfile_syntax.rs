@@ -153,8 +153,8 @@ pub enum SyntaxError {
         /// 1-based line number of the backslashes.
         line: usize,
     },
-    /// The input ends with a backslash: a continuation with nothing after it,
-    /// or a truncated file.
+    /// The input ends with a backslash, or with a continuation followed only by
+    /// whitespace: a truncated file.
     TrailingBackslash {
         /// 1-based line number.
         line: usize,
@@ -428,6 +428,12 @@ impl<'a> Parser<'a> {
                 b'\\' => match newline_len(self.bytes, self.pos + 1) {
                     // A continuation between names counts as whitespace.
                     Some(n) => {
+                        // A continuation with nothing but whitespace after it: compilers
+                        // never write that; it is a file cut at a line boundary.
+                        let rest = &self.bytes[self.pos + 1 + n..];
+                        if rest.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+                            return Err(SyntaxError::TrailingBackslash { line: self.line });
+                        }
                         self.pos += 1 + n;
                         self.line += 1;
                     }
@@ -761,7 +767,7 @@ CMakeFiles/lab.dir/m\\ a\\#in.cpp.o: /src/proj/m\\ a\\#in.cpp \\
                 rules(&[(&["a.o"], &["it's&a?\"q\"%=@[]!{}~,+.h", "ünï/日本.h"])]),
             ),
             ("empty input", b"", rules(&[])),
-            ("only whitespace", b" \t\n\r\n\\\n  \n", rules(&[])),
+            ("only whitespace", b" \t\n\r\n  \n", rules(&[])),
             (
                 "realistic gcc depfile",
                 REALISTIC_GCC.as_bytes(),
@@ -876,6 +882,16 @@ CMakeFiles/lab.dir/m\\ a\\#in.cpp.o: /src/proj/m\\ a\\#in.cpp \\
             (
                 "trailing backslash",
                 b"a.o: a.c \\",
+                E::TrailingBackslash { line: 1 },
+            ),
+            (
+                "file cut after a continuation",
+                b"a.o: a.c \\\n b.h \\\n",
+                E::TrailingBackslash { line: 2 },
+            ),
+            (
+                "file cut after a continuation and indentation (CRLF)",
+                b"a.o: a.c \\\r\n  ",
                 E::TrailingBackslash { line: 1 },
             ),
             (

@@ -159,7 +159,6 @@ pub struct Request<'a> {
 struct RawVersion {
     major: u64,
     #[serde(default)]
-    #[allow(dead_code)]
     minor: Option<u64>,
 }
 
@@ -168,7 +167,73 @@ struct RawIndex {
     cmake: RawIndexCmake,
     objects: Vec<RawObjectRef>,
     #[serde(default)]
-    reply: Option<serde_json::Map<String, serde_json::Value>>,
+    reply: Option<StrictObject>,
+}
+
+/// A JSON object (at any depth) that rejects duplicate keys, unlike
+/// `serde_json::Map`, where the last duplicate silently wins.
+struct StrictObject(serde_json::Map<String, serde_json::Value>);
+
+struct StrictValue(serde_json::Value);
+
+impl<'de> Deserialize<'de> for StrictValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = StrictValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value without duplicate object keys")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<StrictValue, E> {
+                Ok(StrictValue(v.into()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<StrictValue, E> {
+                Ok(StrictValue(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<StrictValue, E> {
+                Ok(StrictValue(v.into()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<StrictValue, E> {
+                Ok(StrictValue(serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, serde_json::Value::Number)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<StrictValue, E> {
+                Ok(StrictValue(v.into()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<StrictValue, E> {
+                Ok(StrictValue(v.into()))
+            }
+            fn visit_unit<E>(self) -> Result<StrictValue, E> {
+                Ok(StrictValue(serde_json::Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<StrictValue, A::Error> {
+                let mut v = Vec::new();
+                while let Some(StrictValue(x)) = a.next_element()? {
+                    v.push(x);
+                }
+                Ok(StrictValue(serde_json::Value::Array(v)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<StrictValue, A::Error> {
+                let mut m = serde_json::Map::new();
+                while let Some((k, StrictValue(x))) = a.next_entry::<String, StrictValue>()? {
+                    if m.contains_key(&k) {
+                        return Err(serde::de::Error::custom(format!("duplicate key {k:?}")));
+                    }
+                    m.insert(k, x);
+                }
+                Ok(StrictValue(serde_json::Value::Object(m)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for StrictObject {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match StrictValue::deserialize(d)?.0 {
+            serde_json::Value::Object(m) => Ok(StrictObject(m)),
+            _ => Err(serde::de::Error::custom("expected an object")),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -422,7 +487,7 @@ fn choose_index(reply_dir: &str) -> Result<(String, SystemTime), Gap> {
 fn find_object(index: &RawIndex, kind: &str, major: u64) -> Result<Option<String>, Gap> {
     // Our own client query first, then the shared stateless query, then objects[].
     let mut candidates: Vec<&serde_json::Value> = Vec::new();
-    if let Some(reply) = &index.reply {
+    if let Some(StrictObject(reply)) = &index.reply {
         if let Some(client) = reply.get("client-diff2test") {
             if let Some(v) = client.get(format!("{kind}-v{major}")) {
                 candidates.push(v);
@@ -562,8 +627,19 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
     for (i, r) in refs.iter().enumerate() {
         id_to_index.insert(r.id.as_str(), i);
     }
-    let abstract_ids: HashSet<&str> =
-        config.abstract_targets.iter().flatten().map(|t| t.id.as_str()).collect();
+    // abstractTargets exist only from codemodel 2.9; in an older reply they are forged evidence.
+    let minor = cm.version.minor.unwrap_or(0);
+    if config.abstract_targets.is_some() && minor < 9 {
+        gaps.push(Gap::new(
+            Code::FileApiMalformed,
+            format!("{cm_file}: abstractTargets in a codemodel 2.{minor} reply (introduced in 2.9)"),
+        ));
+    }
+    let abstract_ids: HashSet<&str> = if minor >= 9 {
+        config.abstract_targets.iter().flatten().map(|t| t.id.as_str()).collect()
+    } else {
+        HashSet::new()
+    };
 
     let mut targets = Vec::with_capacity(refs.len());
     let mut generated_files = HashSet::new();
