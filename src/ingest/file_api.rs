@@ -108,6 +108,23 @@ pub struct Target {
 }
 
 impl Target {
+    /// A stand-in for a target whose object could not be read: no artifacts, no
+    /// sources, no edges. Only ever used alongside a gap, which forbids a subset.
+    fn placeholder(r: &RawTargetRef) -> Target {
+        Target {
+            name: r.name.clone(),
+            id: r.id.clone(),
+            kind: TargetKind::Utility,
+            artifacts: Vec::new(),
+            dir_build: String::new(),
+            compiled: Vec::new(),
+            deps: Vec::new(),
+            object_inputs: Vec::new(),
+            defines: Vec::new(),
+            link_paths: Vec::new(),
+        }
+    }
+
     /// `<dir_build>/CMakeFiles/<name>.dir`: where its objects and depfiles live (Makefiles).
     pub fn object_dir(&self) -> String {
         format!("{}/CMakeFiles/{}.dir", self.dir_build, self.name)
@@ -648,19 +665,8 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             Ok(x) => x,
             Err(g) => {
                 gaps.push(g);
-                // Keep indices aligned with a placeholder the graph can never trust.
-                targets.push(Target {
-                    name: refs[i].name.clone(),
-                    id: refs[i].id.clone(),
-                    kind: TargetKind::Utility,
-                    artifacts: Vec::new(),
-                    dir_build: String::new(),
-                    compiled: Vec::new(),
-                    deps: Vec::new(),
-                    object_inputs: Vec::new(),
-                    defines: Vec::new(),
-                    link_paths: Vec::new(),
-                });
+                // Keep indices aligned with a placeholder (the gap already forbids a subset).
+                targets.push(Target::placeholder(refs[i]));
                 continue;
             }
         };
@@ -672,18 +678,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             }
             Err(g) => {
                 gaps.push(g);
-                targets.push(Target {
-                    name: refs[i].name.clone(),
-                    id: refs[i].id.clone(),
-                    kind: TargetKind::Utility,
-                    artifacts: Vec::new(),
-                    dir_build: String::new(),
-                    compiled: Vec::new(),
-                    deps: Vec::new(),
-                    object_inputs: Vec::new(),
-                    defines: Vec::new(),
-                    link_paths: Vec::new(),
-                });
+                targets.push(Target::placeholder(refs[i]));
             }
         }
     }

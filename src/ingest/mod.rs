@@ -193,23 +193,5 @@ pub fn par_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T], usize) -> R + 
 /// Evidence files are independent, so reading and parsing them in parallel is
 /// safe; results are returned in input order so output stays deterministic.
 pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
-    if threads <= 1 || items.len() < 16 {
-        return items.iter().map(&f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> =
-            items.chunks(chunk).map(|c| s.spawn(move || c.iter().map(f).collect::<Vec<R>>())).collect();
-        let mut out = Vec::with_capacity(items.len());
-        for h in handles {
-            match h.join() {
-                Ok(v) => out.extend(v),
-                // Re-raise a worker's panic on this thread: it becomes INTERNAL_ERROR.
-                Err(p) => std::panic::resume_unwind(p),
-            }
-        }
-        out
-    })
+    par_chunks(items, |chunk, _| chunk.iter().map(&f).collect::<Vec<R>>()).into_iter().flatten().collect()
 }
