@@ -19,7 +19,7 @@ Exit codes: 0 SUBSET_SELECTED, 2 USAGE_ERROR, 3 FULL_SUITE_SELECTED, 4 FULL_SUIT
 stdout carries only test names (or ctest regexes); stderr starts with the outcome state, then evidence chains or reasons.
 
 Example:
-  find build -path '*/CMakeFiles/*.dir/*' -name '*.o.d' > build/deps.txt
+  find build -path '*/CMakeFiles/*.dir/*' -name '*.d' > build/deps.txt
   (cd build && ctest --show-only=json-v1 > ctest.json)
   diff2test --source-dir . --build-dir build --ctest-json build/ctest.json \\
             --dep-list build/deps.txt --changed src/core.hpp --format names

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const CORE_HPP: &str = "libs/core/include/core/core.hpp";
 
@@ -578,4 +578,38 @@ fn link_fragments_back_up_a_lost_dependencies_member() {
         &r,
         &["core.add", "core.mul", "core.parse[neg]", "net.decode", "net.encode", "tool.roundtrip", "util.join", "util.spaced", "util.str+concat"],
     );
+}
+
+#[test]
+fn precompiled_headers_and_unity_builds_are_ordinary_evidence() {
+    // CMake writes cmake_pch.hxx.cxx (depfile cmake_pch.hxx.gch.d) and Unity/unity_0_cxx.cxx at
+    // configure time: compiled, not custom-command outputs. Their depfiles carry the real headers.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.20)\nproject(P CXX)\nadd_library(l STATIC a.cpp b.cpp)\n\
+         target_precompile_headers(l PRIVATE <vector> a.hpp)\nadd_executable(t t.cpp u.cpp)\ntarget_link_libraries(t l)\n\
+         set_target_properties(t PROPERTIES UNITY_BUILD ON)\nadd_executable(other other.cpp)\nenable_testing()\n\
+         add_test(NAME t COMMAND t)\nadd_test(NAME other COMMAND other)\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("a.hpp"), "#pragma once\ninline int a0() { return 0; }\n").unwrap();
+    std::fs::write(src.join("a.cpp"), "int a() { return 1; }\n").unwrap();
+    std::fs::write(src.join("b.cpp"), "int b() { return 2; }\n").unwrap();
+    std::fs::write(src.join("u.hpp"), "#pragma once\nint u();\n").unwrap();
+    std::fs::write(src.join("u.cpp"), "#include \"u.hpp\"\nint u() { return 0; }\n").unwrap();
+    std::fs::write(src.join("t.cpp"), "#include \"u.hpp\"\nint a();\nint main() { return a() - 1 + u(); }\n").unwrap();
+    std::fs::write(src.join("other.cpp"), "int main() { return 0; }\n").unwrap();
+    let b = Built::from_parts(dir, PathBuf::new(), src.clone(), src.parent().unwrap().join("build"));
+    prepare(&b);
+    let deps = std::fs::read_to_string(b.deps()).unwrap();
+    assert!(deps.contains("cmake_pch.hxx.gch.d") && deps.contains("unity_0_cxx.cxx.o.d"), "{deps}");
+    let r = b.run(&["a.hpp"], &[]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "t\n"), "{}", r.stderr);
+    assert!(r.stderr.contains("depfile CMakeFiles/l.dir/cmake_pch.hxx.gch.d"), "{}", r.stderr);
+    let r = b.run(&["u.hpp"], &[]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "t\n"), "{}", r.stderr);
+    assert!(r.stderr.contains("unity_0_cxx.cxx"), "{}", r.stderr);
 }
