@@ -12,6 +12,7 @@ pub mod changes;
 pub mod cli;
 pub mod decide;
 pub mod digest;
+pub mod fasthash;
 pub mod graph;
 pub mod ingest;
 pub mod paths;

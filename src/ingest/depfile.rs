@@ -16,6 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::SystemTime;
 
 use super::depfile_syntax;
+use crate::fasthash::FastMap;
 use super::file_api::Codemodel;
 use super::{ReadError, Reader};
 use crate::paths;
@@ -43,7 +44,7 @@ pub struct DepEvidence {
     /// Interned project files (absolute folded paths); index = [`FileId`].
     pub files: Vec<String>,
     /// Path → id, including real-path aliases of files reached through symlinks.
-    pub by_path: HashMap<String, FileId>,
+    pub by_path: FastMap<String, FileId>,
     /// Translation units, sorted by (depfile path).
     pub tus: Vec<Tu>,
     /// Targets that include a build-time generated header: (target, header).
@@ -56,7 +57,7 @@ pub struct DepEvidence {
 #[derive(Default)]
 struct Local {
     files: Vec<String>,
-    index: HashMap<String, FileId>,
+    index: FastMap<String, FileId>,
     /// (entry index, mapped unit) in entry order.
     units: Vec<(usize, LocalUnit)>,
     /// (entry index, gap).
@@ -335,13 +336,23 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
             ev.by_path.entry(real).or_insert(id as FileId);
         }
     }
-    // Build-time generated headers included by a unit.
+    // Build-time generated headers included by a unit: look the (few) generated
+    // files up once, then test ids, not strings, against each unit's prerequisites.
+    let mut generated = vec![false; ev.files.len()];
+    let mut any_generated = false;
+    for g in &model.generated_files {
+        if let Some(&id) = ev.by_path.get(g.as_str()) {
+            generated[id as usize] = true;
+            any_generated = true;
+        }
+    }
     let mut gi = Vec::new();
-    for tu in &ev.tus {
-        for &id in &tu.prereqs {
-            let f = &ev.files[id as usize];
-            if model.generated_files.contains(f) {
-                gi.push((tu.target, f.clone()));
+    if any_generated {
+        for tu in &ev.tus {
+            for &id in &tu.prereqs {
+                if generated[id as usize] {
+                    gi.push((tu.target, ev.files[id as usize].clone()));
+                }
             }
         }
     }
