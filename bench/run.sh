@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# Reproducible diff2test benchmark on a synthetic build (examples/synth.rs).
+#
+#   bash bench/run.sh [PRESET] [--seed N] [--runs N] [--dir DIR] [--fresh]
+#
+# PRESET: tiny | small | llvm (default) | chromium. The tree is generated into DIR
+# (default ${TMPDIR:-/tmp}/diff2test-bench-PRESET-sSEED) and reused on later runs when
+# DIR/synth-stamp.txt records the same preset, seed and generator version (--fresh
+# regenerates). Nothing is dropped from the page cache: every number is warm, after
+# one untimed warm-up run.
+#
+# Measured side by side, each the median of RUNS (default 7, at least 5) runs:
+#   cat floor        xargs cat over every evidence file diff2test reads (all .d files,
+#                    every File API reply file, ctest.json, deps.txt) > /dev/null
+#   readall 1T / 2T  examples/readall.rs: open + read each file once, 1 and 2 threads
+#   diff2test        whole process, --format names, --changed-from each change set the
+#                    generator wrote: one-header, twenty-files (expect exit 0,
+#                    SUBSET_SELECTED) and build-config (expect exit 3)
+# plus each diff2test run's peak RSS (/usr/bin/time -f %M, else python3 getrusage).
+# A diff2test case that ends with another exit code prints its stderr head and the
+# script fails, so a fallback is never measured by accident. Uses hyperfine when it
+# is installed, else a date +%s%N loop. Prints a markdown table on stdout.
+set -euo pipefail
+
+preset=llvm
+seed=1
+runs=7
+dir=
+fresh=0
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --seed) seed=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    --fresh) fresh=1; shift ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -*) echo "bench/run.sh: unknown option $1" >&2; exit 2 ;;
+    *) preset=$1; shift ;;
+  esac
+done
+[[ $runs -ge 5 ]] || { echo "bench/run.sh: --runs must be at least 5" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${dir:-${TMPDIR:-/tmp}/diff2test-bench-$preset-s$seed}
+log() { echo "bench: $*" >&2; }
+
+# ---- build (release) -----------------------------------------------------------
+cd "$root"
+log "building release binaries (diff2test, examples synth and readall)"
+cargo build --release --quiet --bin diff2test --example synth --example readall
+target_dir=$(cargo metadata --no-deps --format-version 1 | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+target_dir=${target_dir:-${CARGO_TARGET_DIR:-$root/target}}
+d2t=$target_dir/release/diff2test
+synth=$target_dir/release/examples/synth
+readall=$target_dir/release/examples/readall
+for b in "$d2t" "$synth" "$readall"; do [[ -x $b ]] || { log "missing binary $b"; exit 1; }; done
+
+# ---- synthetic tree ---------------------------------------------------------------
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+want_stamp="preset=$preset seed=$seed version=$("$synth" --version) out=$dir"
+if [[ $fresh == 0 && -f $dir/synth-stamp.txt && "$(cat "$dir/synth-stamp.txt")" == "$want_stamp" ]]; then
+  log "reusing $dir ($want_stamp)"
+else
+  log "generating preset $preset (seed $seed) into $dir"
+  "$synth" --preset "$preset" --seed "$seed" --out "$dir" >&2
+fi
+SRC=$dir/src
+BUILD=$dir/build
+files=$dir/bench-files.txt
+{
+  cat "$BUILD/deps.txt"
+  find "$BUILD/.cmake/api/v1/reply" -type f -name '*.json' | LC_ALL=C sort
+  echo "$BUILD/ctest.json"
+  echo "$BUILD/deps.txt"
+} >"$files"
+n_files=$(wc -l <"$files" | tr -d ' ')
+bytes=$(xargs cat <"$files" | wc -c | tr -d ' ')
+n_dep=$(wc -l <"$BUILD/deps.txt" | tr -d ' ')
+dep_bytes=$(xargs cat <"$BUILD/deps.txt" | wc -c | tr -d ' ')
+
+# ---- correctness gate: each case once, exit code checked ------------------------------
+declare -A want_rc=([one-header]=0 [twenty-files]=0 [build-config]=3)
+declare -A expected_sel got_sel
+while read -r name rc sel total; do
+  [[ $name == \#* || -z $name ]] && continue
+  expected_sel[$name]=$sel
+done <"$dir/changes/expected.txt"
+d2t_cmd() { # CASE -> the diff2test command line (shell words)
+  printf '%q ' "$d2t" --source-dir "$SRC" --build-dir "$BUILD" --ctest-json "$BUILD/ctest.json" \
+    --dep-list "$BUILD/deps.txt" --changed-from "$dir/changes/$1.txt" --format names
+}
+cases=(one-header twenty-files build-config)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/diff2test-bench-run.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+for c in "${cases[@]}"; do
+  set +e
+  eval "$(d2t_cmd "$c")" >"$tmp/$c.out" 2>"$tmp/$c.err"
+  rc=$?
+  set -e
+  got_sel[$c]=$(wc -l <"$tmp/$c.out" | tr -d ' ')
+  if [[ $rc != "${want_rc[$c]}" ]]; then
+    log "FAIL: case $c exited $rc, expected ${want_rc[$c]}; stderr head:"
+    head -15 "$tmp/$c.err" >&2
+    fail=1
+  elif [[ -f $dir/changes/$c.expected ]]; then
+    # The generator's independent oracle: diff2test must never omit one of its tests.
+    missing=$(LC_ALL=C comm -13 <(LC_ALL=C sort "$tmp/$c.out") <(LC_ALL=C sort "$dir/changes/$c.expected") | wc -l)
+    extra=$(LC_ALL=C comm -23 <(LC_ALL=C sort "$tmp/$c.out") <(LC_ALL=C sort "$dir/changes/$c.expected") | wc -l)
+    if [[ $missing != 0 ]]; then
+      log "FAIL: case $c omits $missing test(s) the generator's oracle selects (see $dir/changes/$c.expected)"
+      fail=1
+    elif [[ $extra != 0 ]]; then
+      log "note: case $c selects $extra test(s) more than the generator's oracle"
+    fi
+  fi
+done
+[[ $fail == 0 ]] || { log "not benchmarking a fallback; regenerate with --fresh if the tree was modified"; exit 1; }
+
+# ---- timing -----------------------------------------------------------------------------
+labels=("cat floor" "readall 1 thread" "readall 2 threads")
+cmds=("xargs cat < $(printf %q "$files") > /dev/null"
+      "$(printf %q "$readall") $(printf %q "$files") 1 > /dev/null"
+      "$(printf %q "$readall") $(printf %q "$files") 2 > /dev/null")
+for c in "${cases[@]}"; do
+  labels+=("diff2test $c")
+  cmds+=("$(d2t_cmd "$c") > /dev/null 2>&1; test \$? = ${want_rc[$c]}")
+done
+declare -a med mn mx
+if command -v hyperfine >/dev/null 2>&1; then
+  tool="hyperfine $(hyperfine --version | awk '{print $2}')"
+  hargs=()
+  for i in "${!cmds[@]}"; do hargs+=(-n "${labels[$i]}" "${cmds[$i]}"); done
+  hyperfine --warmup 1 --runs "$runs" --style none --export-csv "$tmp/h.csv" "${hargs[@]}" >/dev/null
+  # command,mean,stddev,median,user,system,min,max  (seconds)
+  i=0
+  while IFS=, read -r _ _ _ median _ _ min max; do
+    med[$i]=$(awk -v x="$median" 'BEGIN{printf "%.1f", x*1000}')
+    mn[$i]=$(awk -v x="$min" 'BEGIN{printf "%.1f", x*1000}')
+    mx[$i]=$(awk -v x="$max" 'BEGIN{printf "%.1f", x*1000}')
+    i=$((i + 1))
+  done < <(tail -n +2 "$tmp/h.csv")
+else
+  tool="bash loop (date +%s%N)"
+  for i in "${!cmds[@]}"; do
+    bash -c "${cmds[$i]}" || { log "warm-up of ${labels[$i]} failed"; exit 1; }
+    : >"$tmp/t"
+    for _ in $(seq "$runs"); do
+      s=$(date +%s%N)
+      bash -c "${cmds[$i]}" || { log "${labels[$i]} failed"; exit 1; }
+      e=$(date +%s%N)
+      echo $(((e - s) / 1000)) >>"$tmp/t"
+    done
+    sort -n "$tmp/t" >"$tmp/ts"
+    med[$i]=$(awk '{a[NR]=$1} END{m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f", m/1000}' "$tmp/ts")
+    mn[$i]=$(awk 'NR==1{printf "%.1f", $1/1000}' "$tmp/ts")
+    mx[$i]=$(awk 'END{printf "%.1f", $1/1000}' "$tmp/ts")
+  done
+fi
+
+# ---- peak RSS ---------------------------------------------------------------------------
+peak_kb() { # command words... -> peak RSS in KB of that process
+  if [[ -x /usr/bin/time ]]; then
+    /usr/bin/time -f %M -o "$tmp/rss" "$@" >/dev/null 2>&1 || true
+    tail -1 "$tmp/rss"
+  elif command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import resource,subprocess,sys; subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+  else
+    echo n/a
+  fi
+}
+declare -A rss
+for c in "${cases[@]}"; do
+  rss[$c]=$(peak_kb "$d2t" --source-dir "$SRC" --build-dir "$BUILD" --ctest-json "$BUILD/ctest.json" \
+    --dep-list "$BUILD/deps.txt" --changed-from "$dir/changes/$c.txt" --format names)
+done
+
+# ---- report -------------------------------------------------------------------------------
+mb() { awk -v b="$1" 'BEGIN{printf "%.1f", b/1048576}'; }
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+ram=$(awk '/MemTotal/{printf "%.1f GiB", $2/1048576}' /proc/meminfo)
+echo "### diff2test benchmark: preset \`$preset\` (seed $seed)"
+echo
+echo "- machine: $(nproc) CPUs ($cpu), $ram RAM; $(uname -sr)"
+echo "- evidence: $n_files files, $(mb "$bytes") MB ($n_dep .d files, $(mb "$dep_bytes") MB); tree $dir"
+echo "- timing: $tool, median of $runs warm runs after 1 warm-up; $("$d2t" --version 2>/dev/null | head -1)"
+echo
+echo "| measurement | median ms | min ms | max ms | vs cat floor | peak RSS MB | outcome |"
+echo "|---|---:|---:|---:|---:|---:|---|"
+for i in "${!labels[@]}"; do
+  ratio=$(awk -v a="${med[$i]}" -v b="${med[0]}" 'BEGIN{printf "%.2f", a/b}')
+  l=${labels[$i]}
+  r="" o=""
+  if [[ $l == diff2test* ]]; then
+    c=${l#diff2test }
+    r=$(awk -v k="${rss[$c]}" 'BEGIN{ if (k ~ /^[0-9]+$/) printf "%.0f", k/1024; else print k }')
+    if [[ $c == build-config ]]; then
+      o="exit 3, FULL_SUITE_SELECTED (${got_sel[$c]} tests)"
+    else
+      o="exit 0, ${got_sel[$c]} of ${expected_sel[build-config]} tests"
+    fi
+  fi
+  echo "| $l | ${med[$i]} | ${mn[$i]} | ${mx[$i]} | ${ratio}x | $r | $o |"
+done
