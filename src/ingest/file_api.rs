@@ -15,6 +15,7 @@
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::SystemTime;
 
@@ -305,46 +306,64 @@ struct RawTargetRef {
     json_file: String,
 }
 
+// Target objects are the bulk of the reply (thousands of files): their strings
+// are borrowed from the read buffer where JSON escapes allow it.
+
 #[derive(Deserialize)]
-struct RawTarget {
-    name: String,
-    id: String,
-    #[serde(rename = "type")]
-    kind: String,
-    paths: RawPaths,
-    #[serde(default)]
-    artifacts: Option<Vec<RawPathEntry>>,
-    #[serde(default)]
-    sources: Option<Vec<RawSource>>,
-    #[serde(default, rename = "compileGroups")]
-    compile_groups: Option<Vec<RawCompileGroup>>,
-    #[serde(default)]
-    dependencies: Option<Vec<RawDependency>>,
-    #[serde(default)]
-    link: Option<RawLink>,
+struct RawTarget<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    paths: RawTargetPaths<'a>,
+    #[serde(default, borrow)]
+    artifacts: Option<Vec<RawPathEntry<'a>>>,
+    #[serde(default, borrow)]
+    sources: Option<Vec<RawSource<'a>>>,
+    #[serde(default, rename = "compileGroups", borrow)]
+    compile_groups: Option<Vec<RawCompileGroup<'a>>>,
+    #[serde(default, borrow)]
+    dependencies: Option<Vec<RawDependency<'a>>>,
+    #[serde(default, borrow)]
+    link: Option<RawLink<'a>>,
 }
 
 #[derive(Deserialize)]
-struct RawLink {
-    #[serde(default, rename = "commandFragments")]
-    command_fragments: Option<Vec<RawFragment>>,
+struct RawTargetPaths<'a> {
+    #[serde(borrow)]
+    #[allow(dead_code)]
+    source: Cow<'a, str>,
+    #[serde(borrow)]
+    build: Cow<'a, str>,
 }
 
 #[derive(Deserialize)]
-struct RawFragment {
-    fragment: String,
-    #[serde(default)]
-    role: Option<String>,
+struct RawLink<'a> {
+    #[serde(default, rename = "commandFragments", borrow)]
+    command_fragments: Option<Vec<RawFragment<'a>>>,
 }
 
 #[derive(Deserialize)]
-struct RawPathEntry {
-    path: String,
+struct RawFragment<'a> {
+    #[serde(borrow)]
+    fragment: Cow<'a, str>,
+    #[serde(default, borrow)]
+    role: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
-struct RawSource {
-    path: String,
+struct RawPathEntry<'a> {
+    #[serde(borrow)]
+    path: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct RawSource<'a> {
+    #[serde(borrow)]
+    path: Cow<'a, str>,
     #[serde(default, rename = "compileGroupIndex")]
     compile_group_index: Option<usize>,
     #[serde(default, rename = "isGenerated")]
@@ -352,20 +371,23 @@ struct RawSource {
 }
 
 #[derive(Deserialize)]
-struct RawCompileGroup {
-    language: String,
-    #[serde(default)]
-    defines: Option<Vec<RawDefine>>,
+struct RawCompileGroup<'a> {
+    #[serde(borrow)]
+    language: Cow<'a, str>,
+    #[serde(default, borrow)]
+    defines: Option<Vec<RawDefine<'a>>>,
 }
 
 #[derive(Deserialize)]
-struct RawDefine {
-    define: String,
+struct RawDefine<'a> {
+    #[serde(borrow)]
+    define: Cow<'a, str>,
 }
 
 #[derive(Deserialize)]
-struct RawDependency {
-    id: String,
+struct RawDependency<'a> {
+    #[serde(borrow)]
+    id: Cow<'a, str>,
 }
 
 #[derive(Deserialize)]
@@ -422,25 +444,33 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Reads and decodes one reply file named by the index or codemodel.
-    fn read_json<T: for<'de> Deserialize<'de>>(&mut self, name: &str, missing: Code) -> Result<T, Gap> {
+    /// Reads one reply file named by the index or codemodel into `buf`, checking
+    /// it is no newer than the index (timestamp from the handle that was read).
+    fn read_into(&mut self, name: &str, missing: Code, buf: &mut Vec<u8>) -> Result<String, Gap> {
         if !plain_name(name) {
             return Err(Gap::new(Code::FileApiMalformed, format!("reply file name {name:?} is not a plain file name")));
         }
         let path = format!("{}/{}", self.reply_dir, name);
-        let bytes = self.reader.read(&path).map_err(|e| match e {
+        let meta = self.reader.read_into_meta(&path, buf).map_err(|e| match e {
             ReadError::Io(err) => Gap::new(missing, format!("{path}: {err}")),
             limit => Gap::new(Code::LimitExceeded, format!("{path}: {limit}")),
         })?;
-        match mtime(&path) {
-            Some(t) if t <= self.index_mtime => {}
-            Some(_) => {
+        match meta.modified() {
+            Ok(t) if t <= self.index_mtime => {}
+            Ok(_) => {
                 return Err(Gap::new(Code::FileApiReplyStale, format!("{path} is newer than the reply index that references it")))
             }
-            None => return Err(Gap::new(missing, format!("{path}: cannot read its timestamp"))),
+            Err(_) => return Err(Gap::new(missing, format!("{path}: cannot read its timestamp"))),
         }
         self.files_read.push(path.clone());
-        serde_json::from_slice(&bytes).map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))
+        Ok(path)
+    }
+
+    /// Reads and decodes one (small) reply file.
+    fn read_json<T: serde::de::DeserializeOwned>(&mut self, name: &str, missing: Code) -> Result<T, Gap> {
+        let mut buf = Vec::new();
+        let path = self.read_into(name, missing, &mut buf)?;
+        serde_json::from_slice(&buf).map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))
     }
 }
 
@@ -628,18 +658,6 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             return Err(Gap::new(Code::FileApiMalformed, format!("target {:?} / id {:?} listed twice", r.name, r.id)));
         }
     }
-    let raw_targets: Vec<Result<(RawTarget, String, Vec<String>), Gap>> = super::par_map(&refs, |r| {
-        let mut local = Ctx { reader, reply_dir: reply_dir.clone(), index_mtime, files_read: Vec::new() };
-        let t: RawTarget = local.read_json(&r.json_file, Code::TargetObjectMissing)?;
-        if t.name != r.name || t.id != r.id {
-            return Err(Gap::new(
-                Code::TargetObjectMissing,
-                format!("{}: describes {:?}/{:?}, codemodel expects {:?}/{:?}", r.json_file, t.name, t.id, r.name, r.id),
-            ));
-        }
-        Ok((t, r.json_file.clone(), local.files_read))
-    });
-
     let mut id_to_index: HashMap<&str, usize> = HashMap::new();
     for (i, r) in refs.iter().enumerate() {
         id_to_index.insert(r.id.as_str(), i);
@@ -658,26 +676,41 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         HashSet::new()
     };
 
+    // Read, parse and convert every target object in parallel (they are independent files).
+    let roots = (source_root.as_str(), build_root.as_str());
+    let converted: Vec<Result<Converted, Gap>> = super::par_map(&refs, |r| {
+        thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) });
+        let mut local = Ctx { reader, reply_dir: reply_dir.clone(), index_mtime, files_read: Vec::new() };
+        BUF.with(|b| {
+            let mut buf = b.borrow_mut();
+            let path = local.read_into(&r.json_file, Code::TargetObjectMissing, &mut buf)?;
+            let t: RawTarget<'_> =
+                serde_json::from_slice(&buf).map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))?;
+            if t.name != r.name || t.id != r.id {
+                return Err(Gap::new(
+                    Code::TargetObjectMissing,
+                    format!("{}: describes {:?}/{:?}, codemodel expects {:?}/{:?}", r.json_file, t.name, t.id, r.name, r.id),
+                ));
+            }
+            let mut c = convert_target(t, &r.json_file, roots, &id_to_index, &abstract_ids)?;
+            c.files_read = local.files_read;
+            Ok(c)
+        })
+    });
+
     let mut targets = Vec::with_capacity(refs.len());
     let mut generated_files = HashSet::new();
-    for (i, res) in raw_targets.into_iter().enumerate() {
-        let (t, file, read) = match res {
-            Ok(x) => x,
+    for (i, res) in converted.into_iter().enumerate() {
+        match res {
+            Ok(c) => {
+                ctx.files_read.extend(c.files_read);
+                gaps.extend(c.gaps);
+                generated_files.extend(c.generated);
+                targets.push(c.target);
+            }
             Err(g) => {
                 gaps.push(g);
                 // Keep indices aligned with a placeholder (the gap already forbids a subset).
-                targets.push(Target::placeholder(refs[i]));
-                continue;
-            }
-        };
-        ctx.files_read.extend(read);
-        match convert_target(t, &file, &source_root, &build_root, &id_to_index, &abstract_ids, &mut generated_files) {
-            Ok((target, mut tgaps)) => {
-                gaps.append(&mut tgaps);
-                targets.push(target);
-            }
-            Err(g) => {
-                gaps.push(g);
                 targets.push(Target::placeholder(refs[i]));
             }
         }
@@ -760,16 +793,24 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
     })
 }
 
+/// One target object, converted.
+struct Converted {
+    target: Target,
+    /// Build-time generated files it declares (custom command outputs, stamps).
+    generated: Vec<String>,
+    gaps: Vec<Gap>,
+    files_read: Vec<String>,
+}
+
 fn convert_target(
-    t: RawTarget,
+    t: RawTarget<'_>,
     file: &str,
-    source_root: &str,
-    build_root: &str,
+    (source_root, build_root): (&str, &str),
     id_to_index: &HashMap<&str, usize>,
     abstract_ids: &HashSet<&str>,
-    generated_files: &mut HashSet<String>,
-) -> Result<(Target, Vec<Gap>), Gap> {
+) -> Result<Converted, Gap> {
     let mut gaps = Vec::new();
+    let mut generated_files = Vec::new();
     let kind = TargetKind::parse(&t.kind)
         .ok_or_else(|| Gap::new(Code::FileApiMalformed, format!("{file}: unknown target type {:?}", t.kind)))?;
     let groups = t.compile_groups.unwrap_or_default();
@@ -783,15 +824,15 @@ fn convert_target(
                 let group = groups.get(g).ok_or_else(|| {
                     Gap::new(Code::FileApiMalformed, format!("{file}: source {:?} has compileGroupIndex {g} out of range", s.path))
                 })?;
-                compiled.push(CompiledSource { path: abs, language: group.language.clone(), generated });
+                compiled.push(CompiledSource { path: abs, language: group.language.to_string(), generated });
             }
             None if generated => {
                 if let Some(out) = abs.strip_suffix(".rule") {
-                    generated_files.insert(out.to_owned());
+                    generated_files.push(out.to_owned());
                 } else if abs.ends_with(".o") || abs.ends_with(".obj") {
                     object_inputs.push(abs);
                 } else {
-                    generated_files.insert(abs);
+                    generated_files.push(abs);
                 }
             }
             None => {}
@@ -799,9 +840,9 @@ fn convert_target(
     }
     let mut deps = Vec::new();
     for d in t.dependencies.unwrap_or_default() {
-        match id_to_index.get(d.id.as_str()) {
+        match id_to_index.get(d.id.as_ref()) {
             Some(&i) => deps.push(i),
-            None if abstract_ids.contains(d.id.as_str()) => {}
+            None if abstract_ids.contains(d.id.as_ref()) => {}
             None => gaps.push(Gap::new(
                 Code::TargetDependencyUnknown,
                 format!("target {:?} depends on unknown id {:?}", t.name, d.id),
@@ -811,7 +852,7 @@ fn convert_target(
     deps.sort_unstable();
     deps.dedup();
     let mut defines: Vec<String> =
-        groups.iter().flat_map(|g| g.defines.iter().flatten().map(|d| d.define.clone())).collect();
+        groups.iter().flat_map(|g| g.defines.iter().flatten().map(|d| d.define.to_string())).collect();
     defines.sort();
     defines.dedup();
     let artifacts =
@@ -825,7 +866,19 @@ fn convert_target(
         .filter(|f| f.role.as_deref() == Some("libraries") && !f.fragment.is_empty() && !f.fragment.starts_with('-'))
         .map(|f| paths::join_fold(&dir_build, &f.fragment))
         .collect();
-    Ok((Target { name: t.name, id: t.id, kind, artifacts, dir_build, compiled, deps, object_inputs, defines, link_paths }, gaps))
+    let target = Target {
+        name: t.name.into_owned(),
+        id: t.id.into_owned(),
+        kind,
+        artifacts,
+        dir_build,
+        compiled,
+        deps,
+        object_inputs,
+        defines,
+        link_paths,
+    };
+    Ok(Converted { target, generated: generated_files, gaps, files_read: Vec::new() })
 }
 
 /// Groups sources by target for tests and diagnostics.
