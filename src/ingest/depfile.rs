@@ -58,7 +58,7 @@ pub struct DepEvidence {
 struct Local {
     files: Vec<String>,
     index: FastMap<String, FileId>,
-    /// (entry index, mapped unit) in entry order.
+    /// (entry index, mapped unit).
     units: Vec<(usize, LocalUnit)>,
     /// (entry index, gap).
     gaps: Vec<(usize, Gap)>,
@@ -174,8 +174,6 @@ fn map_one(
             prereqs.push(local.intern(&abs));
         }
     }
-    prereqs.sort_unstable();
-    prereqs.dedup();
     Ok(LocalUnit { target, source: src.path.clone(), mtime, identity, prereqs })
 }
 
@@ -243,26 +241,20 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
     let object_dirs: HashMap<String, usize> =
         model.targets.iter().enumerate().filter(|(_, t)| !t.dir_build.is_empty()).map(|(i, t)| (t.object_dir(), i)).collect();
 
-    // Read, parse and map in parallel; each chunk interns its own paths.
-    let locals: Vec<Local> = super::par_chunks(&entries, |chunk, offset| {
-        let mut local = Local::default();
-        let mut buf = Vec::new();
-        for (i, d) in chunk.iter().enumerate() {
-            match map_one(reader, d, model, &object_dirs, &mut buf, &mut local) {
-                Ok(u) => local.units.push((offset + i, u)),
-                Err(g) => local.gaps.push((offset + i, g)),
-            }
-        }
-        local
-    });
+    // Read, parse and map in parallel; each worker interns paths locally.
+    let mut locals: Vec<(Local, Vec<u8>)> = super::par_each(
+        &entries,
+        || (Local::default(), Vec::new()),
+        |(local, buf), i, d| match map_one(reader, d, model, &object_dirs, buf, local) {
+            Ok(u) => local.units.push((i, u)),
+            Err(g) => local.gaps.push((i, g)),
+        },
+    );
 
-    // Merge in entry order: remap chunk-local ids to global ids.
-    let mut tu_of: HashMap<(usize, String), String> = HashMap::new();
-    let mut identities: HashMap<(u64, u64), usize> = HashMap::new();
-    let mut file_mtime_needed: Vec<(usize, SystemTime)> = Vec::new(); // (tu index, depfile mtime)
-    for local in locals {
-        let remap: Vec<FileId> = local
-            .files
+    // Global ids: one remap table per worker.
+    let mut remaps: Vec<Vec<FileId>> = Vec::with_capacity(locals.len());
+    for (local, _) in &mut locals {
+        let remap = std::mem::take(&mut local.files)
             .into_iter()
             .map(|f| {
                 let next = ev.files.len() as FileId;
@@ -272,27 +264,44 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
                 })
             })
             .collect();
-        gaps.extend(local.gaps.into_iter().map(|(_, g)| g));
-        for (entry, u) in local.units {
-            let d = &entries[entry];
-            ev.depfiles_read.push(d.clone());
-            if let Some(prev) = identities.insert(u.identity, entry) {
-                gaps.push(Gap::new(Code::DepFileDuplicate, format!("{} and {d} are the same file", entries[prev])));
-                continue;
-            }
-            if let Some(prev) = tu_of.insert((u.target, u.source.clone()), d.clone()) {
-                gaps.push(Gap::new(
-                    Code::DepFileDuplicate,
-                    format!("{prev} and {d} both describe {} in target {:?}", u.source, model.targets[u.target].name),
-                ));
-                continue;
-            }
-            let mut ids: Vec<FileId> = u.prereqs.iter().map(|&l| remap[l as usize]).collect();
-            ids.sort_unstable();
-            ids.dedup();
-            file_mtime_needed.push((ev.tus.len(), u.mtime));
-            ev.tus.push(Tu { target: u.target, source: u.source, depfile: d.clone(), prereqs: ids });
+        remaps.push(remap);
+    }
+    // Units back in entry order (workers pulled entries dynamically).
+    let mut units: Vec<(usize, usize, LocalUnit)> = Vec::with_capacity(entries.len());
+    let mut entry_gaps: Vec<(usize, Gap)> = Vec::new();
+    for (w, (local, _)) in locals.into_iter().enumerate() {
+        units.extend(local.units.into_iter().map(|(e, u)| (e, w, u)));
+        entry_gaps.extend(local.gaps);
+    }
+    units.sort_unstable_by_key(|(e, _, _)| *e);
+    entry_gaps.sort_by_key(|(e, _)| *e);
+    gaps.extend(entry_gaps.into_iter().map(|(_, g)| g));
+    let remapped: Vec<Vec<FileId>> = super::par_map(&units, |(_, w, u)| {
+        let mut ids: Vec<FileId> = u.prereqs.iter().map(|&l| remaps[*w][l as usize]).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    });
+
+    let mut tu_of: HashMap<(usize, String), String> = HashMap::new();
+    let mut identities: HashMap<(u64, u64), usize> = HashMap::new();
+    let mut file_mtime_needed: Vec<(usize, SystemTime)> = Vec::new(); // (tu index, depfile mtime)
+    for ((entry, _, u), ids) in units.into_iter().zip(remapped) {
+        let d = &entries[entry];
+        ev.depfiles_read.push(d.clone());
+        if let Some(prev) = identities.insert(u.identity, entry) {
+            gaps.push(Gap::new(Code::DepFileDuplicate, format!("{} and {d} are the same file", entries[prev])));
+            continue;
         }
+        if let Some(prev) = tu_of.insert((u.target, u.source.clone()), d.clone()) {
+            gaps.push(Gap::new(
+                Code::DepFileDuplicate,
+                format!("{prev} and {d} both describe {} in target {:?}", u.source, model.targets[u.target].name),
+            ));
+            continue;
+        }
+        file_mtime_needed.push((ev.tus.len(), u.mtime));
+        ev.tus.push(Tu { target: u.target, source: u.source, depfile: d.clone(), prereqs: ids });
     }
 
     // Coverage: every compiled C/C++ unit needs exactly one depfile.
@@ -369,7 +378,26 @@ struct FileStat {
 }
 
 thread_local! {
-    static DIR_REAL: std::cell::RefCell<HashMap<String, Option<String>>> = std::cell::RefCell::new(HashMap::new());
+    /// Directory → does it or an ancestor go through a symlink (memoised lstat per directory).
+    static DIR_LINKED: std::cell::RefCell<FastMap<String, bool>> = std::cell::RefCell::new(FastMap::default());
+}
+
+/// True when `dir` or one of its ancestors is a symlink (or cannot be inspected).
+fn dir_linked(dir: &str, memo: &mut FastMap<String, bool>) -> bool {
+    if dir.is_empty() || dir == "/" {
+        return false;
+    }
+    if let Some(&v) = memo.get(dir) {
+        return v;
+    }
+    let here = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m.file_type().is_symlink(),
+        Err(_) => true,
+    };
+    let parent = dir.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
+    let v = here || dir_linked(parent, memo);
+    memo.insert(dir.to_owned(), v);
+    v
 }
 
 fn stat_file(path: &str) -> FileStat {
@@ -377,17 +405,14 @@ fn stat_file(path: &str) -> FileStat {
         Ok(m) => m,
         Err(_) => return FileStat { mtime: None, real: None },
     };
-    if lmeta.file_type().is_symlink() {
-        // Follow it: a dangling link has no timestamp to trust.
-        let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
-        let real = paths::real(path).filter(|r| r != path);
-        return FileStat { mtime, real };
+    let (dir, _) = path.rsplit_once('/').unwrap_or(("", path));
+    let linked = lmeta.file_type().is_symlink() || DIR_LINKED.with(|m| dir_linked(dir, &mut m.borrow_mut()));
+    if !linked {
+        // No symlink anywhere on the path: the lexical spelling is the real one.
+        return FileStat { mtime: lmeta.modified().ok(), real: None };
     }
-    let mtime = lmeta.modified().ok();
-    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
-    let real_dir = DIR_REAL.with(|c| {
-        c.borrow_mut().entry(dir.to_owned()).or_insert_with(|| paths::real(if dir.is_empty() { "/" } else { dir })).clone()
-    });
-    let real = real_dir.map(|d| if d == "/" { format!("/{name}") } else { format!("{d}/{name}") }).filter(|r| r != path);
+    // Follow links: a dangling one has no timestamp to trust.
+    let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let real = paths::real(path).filter(|r| r != path);
     FileStat { mtime, real }
 }

@@ -165,22 +165,49 @@ impl Reader {
     }
 }
 
-/// Splits `items` into one contiguous chunk per core and maps `f` over the
-/// chunks in parallel (`f` gets the chunk and its offset); results in order.
-pub fn par_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T], usize) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
-    if threads <= 1 || items.len() < 16 {
-        return vec![f(items, 0)];
+fn threads() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8)
+}
+
+/// Runs `f(state, index, item)` over every item on all cores. Threads pull
+/// small blocks of indices from a shared counter (so one slow file cannot leave
+/// a core idle), each with its own `state` from `make`; returns the states.
+/// Callers that need a deterministic order sort by the indices they record.
+pub fn par_each<T: Sync, S: Send>(items: &[T], make: impl Fn() -> S + Sync, f: impl Fn(&mut S, usize, &T) + Sync) -> Vec<S> {
+    const BLOCK: usize = 8;
+    let n = threads();
+    if n <= 1 || items.len() < 2 * BLOCK {
+        let mut s = make();
+        for (i, t) in items.iter().enumerate() {
+            f(&mut s, i, t);
+        }
+        return vec![s];
     }
-    let chunk = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> =
-            items.chunks(chunk).enumerate().map(|(i, c)| s.spawn(move || f(c, i * chunk))).collect();
-        let mut out = Vec::with_capacity(handles.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (f, make, next) = (&f, &make, &next);
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..n)
+            .map(|_| {
+                sc.spawn(move || {
+                    let mut s = make();
+                    loop {
+                        let start = next.fetch_add(BLOCK, Ordering::Relaxed);
+                        if start >= items.len() {
+                            break;
+                        }
+                        for (i, t) in items.iter().enumerate().skip(start).take(BLOCK) {
+                            f(&mut s, i, t);
+                        }
+                    }
+                    s
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(n);
         for h in handles {
             match h.join() {
                 Ok(v) => out.push(v),
+                // Re-raise a worker's panic on this thread: it becomes INTERNAL_ERROR.
                 Err(p) => std::panic::resume_unwind(p),
             }
         }
@@ -193,5 +220,10 @@ pub fn par_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T], usize) -> R + 
 /// Evidence files are independent, so reading and parsing them in parallel is
 /// safe; results are returned in input order so output stays deterministic.
 pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    par_chunks(items, |chunk, _| chunk.iter().map(&f).collect::<Vec<R>>()).into_iter().flatten().collect()
+    let parts = par_each(items, Vec::new, |out: &mut Vec<(usize, R)>, i, t| out.push((i, f(t))));
+    let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
+    for (i, r) in parts.into_iter().flatten() {
+        slots[i] = Some(r);
+    }
+    slots.into_iter().map(|r| r.expect("par_each visits every index exactly once")).collect()
 }
