@@ -243,9 +243,10 @@ pub fn parse(input: &[u8]) -> Result<Depfile<'_>, SyntaxError> {
         bytes: input,
         pos: 0,
         line: 1,
-        rules: Vec::new(),
+        rules: Vec::with_capacity(1),
         targets: Vec::new(),
-        prereqs: Vec::new(),
+        // Compiler depfiles list one path per ~40-80 bytes: size the first rule's list once.
+        prereqs: Vec::with_capacity(input.len() / 48 + 4),
         in_prereqs: false,
         rule_line: 1,
     }
