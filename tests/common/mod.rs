@@ -107,7 +107,9 @@ pub fn prepare(b: &Built) {
 /// Copies the fixture to a fresh temp dir and builds it with `prepare-build.sh`.
 pub fn build_fixture(cmake_args: &[&str]) -> Built {
     require_tools();
-    let dir = tempfile::Builder::new().prefix("d2t-it-").tempdir().unwrap();
+    // Under cargo's per-target scratch dir: builds kept alive by `shared()` (statics are
+    // never dropped) do not pile up in /tmp.
+    let dir = tempfile::Builder::new().prefix("d2t-it-").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let root = dir.path().to_path_buf();
     let src = root.join("src");
     let build = root.join("build");
