@@ -149,7 +149,7 @@ impl Request {
 /// What parsing produced.
 pub enum Parsed {
     /// Run an analysis.
-    Run(Request),
+    Run(Box<Request>),
     /// Help or version text: print to stdout, exit 0.
     Info(String),
 }
@@ -244,7 +244,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         Some(p) => Some(file("--policy", Some(p))?),
         None => None,
     };
-    Ok(Parsed::Run(Request {
+    Ok(Parsed::Run(Box::new(Request {
         receipt,
         policy,
         explain: cli.explain,
@@ -257,7 +257,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         config: cli.config,
         format: cli.format,
         limits,
-    }))
+    })))
 }
 
 #[cfg(test)]

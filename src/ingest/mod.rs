@@ -79,13 +79,16 @@ impl ReadError {
     }
 }
 
+/// `(path, SHA-256)` of one file read.
+type FileDigest = (String, [u8; 32]);
+
 /// A reader that enforces the per-file and total byte limits. Shared across threads.
 #[derive(Debug)]
 pub struct Reader {
     limits: Limits,
     total: AtomicU64,
     /// When set, the SHA-256 of every file read (for plan input identity).
-    digests: Option<std::sync::Mutex<Vec<(String, [u8; 32])>>>,
+    digests: Option<std::sync::Mutex<Vec<FileDigest>>>,
 }
 
 impl Reader {
