@@ -228,6 +228,35 @@ impl<'m> Graph<'m> {
             .collect()
     }
 
+    /// Which targets need complete dependency evidence: the forward closure of
+    /// every target a test references (`test_roots`) and of every executable,
+    /// shared or MODULE library whose artifact exists on disk (a test may run
+    /// or load it by path). A static/object/interface library outside that
+    /// closure, or a loadable target that was never built, produces nothing a
+    /// test can execute, so its code cannot affect a test.
+    pub fn coverage_scope(&self, test_roots: &[usize]) -> Vec<bool> {
+        let mut roots: Vec<usize> = test_roots.to_vec();
+        for (i, t) in self.model.targets.iter().enumerate() {
+            let loadable = matches!(t.kind, TargetKind::Executable | TargetKind::SharedLibrary | TargetKind::ModuleLibrary);
+            // A placeholder (unreadable target object) has no artifacts: keep it in scope.
+            if (loadable && self.maybe_built(i)) || t.dir_build.is_empty() {
+                roots.push(i);
+            }
+        }
+        let mut scope = vec![false; self.fwd.len()];
+        for t in walk(&roots, &self.fwd) {
+            scope[t] = true;
+        }
+        scope
+    }
+
+    /// False only when the target declares artifacts and none of them exists on
+    /// disk (never built, e.g. EXCLUDE_FROM_ALL): then no test can run or load it.
+    pub fn maybe_built(&self, t: usize) -> bool {
+        let a = &self.model.targets[t].artifacts;
+        a.is_empty() || a.iter().any(|p| std::fs::symlink_metadata(p).is_ok())
+    }
+
     /// Targets that depend (transitively) on an opaque target, each with the
     /// opaque target it reaches (the lowest index, for determinism).
     pub fn tainted(&self) -> HashMap<usize, usize> {
@@ -455,7 +484,9 @@ pub fn impact(
         }
         let target = &model.targets[t];
         match target.kind {
-            TargetKind::Executable | TargetKind::SharedLibrary | TargetKind::ModuleLibrary if !reached_by_tests[t] => {
+            TargetKind::Executable | TargetKind::SharedLibrary | TargetKind::ModuleLibrary
+                if !reached_by_tests[t] && graph.maybe_built(t) =>
+            {
                 out.gaps.push(Gap::new(
                     Code::RuntimeLoadedTarget,
                     format!(

@@ -201,6 +201,18 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
         }
     }
 
+    // 6b. Coverage of every target that can reach what a test runs or loads.
+    let test_roots: Vec<usize> = mappings
+        .iter()
+        .filter_map(|m| match m {
+            graph::TestMapping::Mapped { direct } => Some(direct.iter().copied()),
+            graph::TestMapping::Unmapped(_) => None,
+        })
+        .flatten()
+        .chain(extra_reached.iter().copied())
+        .collect();
+    decision.extend(ingest::depfile::coverage_gaps(&model, &deps, &graph.coverage_scope(&test_roots)));
+
     // 8. Changed paths.
     let main_sources: HashSet<ingest::depfile::FileId> =
         deps.tus.iter().filter_map(|tu| deps.by_path.get(&tu.source).copied()).collect();

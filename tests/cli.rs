@@ -613,3 +613,41 @@ fn precompiled_headers_and_unity_builds_are_ordinary_evidence() {
     assert_eq!((r.code, r.stdout.as_str()), (0, "t\n"), "{}", r.stderr);
     assert!(r.stderr.contains("unity_0_cxx.cxx"), "{}", r.stderr);
 }
+
+#[test]
+fn unbuilt_exclude_from_all_targets_outside_every_test_closure_need_no_depfiles() {
+    // A static library nothing links, and an executable never built: neither produces
+    // anything a test can run or load, so their missing depfiles cost no subset.
+    let dir = tempfile::Builder::new().prefix("d2t-it-").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = dir.path().to_path_buf();
+    let src = root.join("src");
+    copy_fixture(&src);
+    std::fs::create_dir_all(src.join("extra")).unwrap();
+    std::fs::write(
+        src.join("extra/CMakeLists.txt"),
+        "add_library(unbuilt_lib STATIC EXCLUDE_FROM_ALL unbuilt.cpp)\n\
+         target_link_libraries(unbuilt_lib PUBLIC core)\n\
+         add_executable(unbuilt_tool EXCLUDE_FROM_ALL tool.cpp)\n\
+         target_link_libraries(unbuilt_tool PRIVATE core)\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("extra/unbuilt.cpp"), "#include \"core/core.hpp\"\nint unbuilt() { return 0; }\n").unwrap();
+    std::fs::write(src.join("extra/tool.cpp"), "#include \"core/core.hpp\"\nint main() { return 0; }\n").unwrap();
+    let mut top = std::fs::read_to_string(src.join("CMakeLists.txt")).unwrap();
+    top.push_str("\nadd_subdirectory(extra)\n");
+    std::fs::write(src.join("CMakeLists.txt"), top).unwrap();
+    let b = Built::from_parts(dir, root.clone(), src, root.join("build"));
+    prepare(&b);
+    let r = b.run(&[CORE_HPP], &[]);
+    assert_subset(
+        &r,
+        &["core.add", "core.mul", "core.parse[neg]", "net.decode", "net.encode", "tool.roundtrip", "util.join", "util.spaced", "util.str+concat"],
+    );
+    // Once the executable exists on disk a test could run it by path: its units need evidence.
+    let tool = b.build.join("extra/unbuilt_tool");
+    std::fs::write(&tool, b"").unwrap();
+    let r = b.run(&[CORE_HPP], &[]);
+    assert_full_suite(&r, "DEP_COVERAGE_INCOMPLETE");
+    assert!(r.stderr.contains("extra/tool.cpp of target \"unbuilt_tool\""), "{}", r.stderr);
+    assert!(!r.stderr.contains("unbuilt_lib"), "{}", r.stderr);
+}

@@ -177,6 +177,28 @@ fn map_one(
     Ok(LocalUnit { target, source: src.path.clone(), mtime, identity, prereqs })
 }
 
+/// Coverage (contract §7): every compiled C/C++ unit of every *in-scope* target
+/// needs exactly one depfile. `in_scope[t]` says whether target `t` can reach
+/// anything a test runs or loads (see `graph::Graph::coverage_scope`).
+pub fn coverage_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> Vec<Gap> {
+    let covered: HashSet<(usize, &str)> = ev.tus.iter().map(|tu| (tu.target, tu.source.as_str())).collect();
+    let mut gaps = Vec::new();
+    for (ti, t) in model.targets.iter().enumerate() {
+        if !in_scope.get(ti).copied().unwrap_or(true) {
+            continue;
+        }
+        for c in &t.compiled {
+            if language_supported(&c.language) && !covered.contains(&(ti, c.path.as_str())) {
+                gaps.push(Gap::new(
+                    Code::DepCoverageIncomplete,
+                    format!("{} of target {:?} has no dependency file in the list", c.path, t.name),
+                ));
+            }
+        }
+    }
+    gaps
+}
+
 /// Languages whose compile rule writes a trusted Make-syntax depfile.
 pub fn language_supported(lang: &str) -> bool {
     matches!(lang, "C" | "CXX")
@@ -302,18 +324,6 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
         }
         file_mtime_needed.push((ev.tus.len(), u.mtime));
         ev.tus.push(Tu { target: u.target, source: u.source, depfile: d.clone(), prereqs: ids });
-    }
-
-    // Coverage: every compiled C/C++ unit needs exactly one depfile.
-    for (ti, t) in model.targets.iter().enumerate() {
-        for c in &t.compiled {
-            if language_supported(&c.language) && !tu_of.contains_key(&(ti, c.path.clone())) {
-                gaps.push(Gap::new(
-                    Code::DepCoverageIncomplete,
-                    format!("{} of target {:?} has no dependency file in the list", c.path, t.name),
-                ));
-            }
-        }
     }
 
     // Freshness: stat every unique project file once.
