@@ -38,12 +38,22 @@ fn main() {
     let start = Instant::now();
     let chunk = paths.len().div_ceil(threads).max(1);
     let result: std::io::Result<u64> = std::thread::scope(|s| {
-        let handles: Vec<_> = paths.chunks(chunk).map(|c| s.spawn(move || read_chunk(c))).collect();
-        handles.into_iter().map(|h| h.join().expect("reader thread panicked")).sum()
+        let handles: Vec<_> = paths
+            .chunks(chunk)
+            .map(|c| s.spawn(move || read_chunk(c)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("reader thread panicked"))
+            .sum()
     });
     let elapsed = start.elapsed();
     match result {
-        Ok(bytes) => println!("files {} bytes {bytes} threads {threads} ms {:.1}", paths.len(), elapsed.as_secs_f64() * 1e3),
+        Ok(bytes) => println!(
+            "files {} bytes {bytes} threads {threads} ms {:.1}",
+            paths.len(),
+            elapsed.as_secs_f64() * 1e3
+        ),
         Err(e) => {
             eprintln!("readall: {e}");
             std::process::exit(1);

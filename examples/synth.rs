@@ -273,7 +273,12 @@ struct Data {
 
 impl Data {
     fn parse() -> Data {
-        let mut d = Data { sys: Vec::new(), std_names: Vec::new(), std_closure: Vec::new(), cmake_inputs: Vec::new() };
+        let mut d = Data {
+            sys: Vec::new(),
+            std_names: Vec::new(),
+            std_closure: Vec::new(),
+            cmake_inputs: Vec::new(),
+        };
         let mut section = "";
         for line in DATA.lines() {
             if line.starts_with('#') || line.is_empty() {
@@ -288,7 +293,8 @@ impl Data {
                 "[std]" => {
                     let (name, list) = line.split_once(':').expect("std line");
                     d.std_names.push(name);
-                    d.std_closure.push(list.split(',').map(|n| n.parse().expect("index")).collect());
+                    d.std_closure
+                        .push(list.split(',').map(|n| n.parse().expect("index")).collect());
                 }
                 "[cmake]" => {
                     let (kind, path) = line.split_once('|').expect("cmake line");
@@ -305,9 +311,10 @@ impl Data {
 /// Relative weight of each standard header when a file picks one (common ones first).
 fn std_weight(name: &str) -> usize {
     match name {
-        "string" | "vector" | "memory" | "cstdint" | "cstddef" | "utility" | "algorithm" | "cassert" => 6,
-        "map" | "functional" | "optional" | "type_traits" | "tuple" | "string_view" | "iterator" | "array" | "cstring"
-        | "limits" | "unordered_map" | "set" => 3,
+        "string" | "vector" | "memory" | "cstdint" | "cstddef" | "utility" | "algorithm"
+        | "cassert" => 6,
+        "map" | "functional" | "optional" | "type_traits" | "tuple" | "string_view"
+        | "iterator" | "array" | "cstring" | "limits" | "unordered_map" | "set" => 3,
         _ => 1,
     }
 }
@@ -485,7 +492,13 @@ impl Summary {
     pub fn render(&self) -> String {
         let mb = |b: u64| b as f64 / 1_048_576.0;
         let mut s = String::new();
-        let _ = writeln!(s, "synth: preset {} seed {} -> {}", self.preset, self.seed, self.out.display());
+        let _ = writeln!(
+            s,
+            "synth: preset {} seed {} -> {}",
+            self.preset,
+            self.seed,
+            self.out.display()
+        );
         let _ = writeln!(
             s,
             "  targets {}  translation units {}  tests {}  project headers {}",
@@ -497,26 +510,62 @@ impl Summary {
             self.prereqs_total as f64 / self.tus.max(1) as f64,
             self.project_prereqs_total as f64 / self.tus.max(1) as f64
         );
-        let _ = writeln!(s, "  source tree     {:>7} files {:>9.1} MB", self.src_files, mb(self.src_bytes));
-        let _ = writeln!(s, "  .d files        {:>7} files {:>9.1} MB", self.depfiles, mb(self.depfile_bytes));
-        let _ = writeln!(s, "  File API reply  {:>7} files {:>9.1} MB", self.reply_files, mb(self.reply_bytes));
-        let _ = writeln!(s, "  ctest.json      {:>7} file  {:>9.1} MB", 1, mb(self.ctest_json_bytes));
-        let _ = writeln!(s, "  deps.txt        {:>7} file  {:>9.1} MB", 1, mb(self.deps_txt_bytes));
+        let _ = writeln!(
+            s,
+            "  source tree     {:>7} files {:>9.1} MB",
+            self.src_files,
+            mb(self.src_bytes)
+        );
+        let _ = writeln!(
+            s,
+            "  .d files        {:>7} files {:>9.1} MB",
+            self.depfiles,
+            mb(self.depfile_bytes)
+        );
+        let _ = writeln!(
+            s,
+            "  File API reply  {:>7} files {:>9.1} MB",
+            self.reply_files,
+            mb(self.reply_bytes)
+        );
+        let _ = writeln!(
+            s,
+            "  ctest.json      {:>7} file  {:>9.1} MB",
+            1,
+            mb(self.ctest_json_bytes)
+        );
+        let _ = writeln!(
+            s,
+            "  deps.txt        {:>7} file  {:>9.1} MB",
+            1,
+            mb(self.deps_txt_bytes)
+        );
         let _ = writeln!(
             s,
             "  other build     {:>7} files {:>9.1} MB (CTestTestfile.cmake, empty .o and artifacts, ...)",
             self.other_build_files,
             mb(self.other_build_bytes)
         );
-        let _ = writeln!(s, "  evidence read by diff2test: {:.1} MB", mb(self.evidence_bytes()));
-        let _ = writeln!(s, "  suggested changes (relative to SRC; use with --changed-from):");
+        let _ = writeln!(
+            s,
+            "  evidence read by diff2test: {:.1} MB",
+            mb(self.evidence_bytes())
+        );
+        let _ = writeln!(
+            s,
+            "  suggested changes (relative to SRC; use with --changed-from):"
+        );
         for (name, sel, all) in &self.expected {
             let what = if *sel == usize::MAX {
                 "FULL_SUITE_SELECTED (CHANGE_BUILD_CONFIG)".to_owned()
             } else {
                 format!("SUBSET_SELECTED, {sel} of {all} tests")
             };
-            let _ = writeln!(s, "    {}/changes/{name}.txt  expected {what}", self.out.display());
+            let _ = writeln!(
+                s,
+                "    {}/changes/{name}.txt  expected {what}",
+                self.out.display()
+            );
         }
         let _ = writeln!(s, "  one header: {}", self.one_header);
         s
@@ -636,7 +685,12 @@ impl JWriter<'_> {
 
 /// File API layout: tab indent, trailing newline.
 fn json_file_api(v: &J) -> String {
-    let mut w = JWriter { out: String::new(), indent: "\t", depth: 0, indented: true };
+    let mut w = JWriter {
+        out: String::new(),
+        indent: "\t",
+        depth: 0,
+        indented: true,
+    };
     w.value(v);
     w.out.push('\n');
     w.out
@@ -644,7 +698,12 @@ fn json_file_api(v: &J) -> String {
 
 /// ctest --show-only=json-v1 layout: two-space indent, no trailing newline.
 fn json_ctest(v: &J) -> String {
-    let mut w = JWriter { out: String::new(), indent: "  ", depth: 0, indented: true };
+    let mut w = JWriter {
+        out: String::new(),
+        indent: "  ",
+        depth: 0,
+        indented: true,
+    };
     w.value(v);
     w.out
 }
@@ -655,7 +714,9 @@ fn hash20(text: &str) -> String {
     let mut b: u64 = 0x8422_2325_cbf2_9ce4;
     for &byte in text.as_bytes() {
         a = (a ^ byte as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        b = (b ^ byte as u64).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(5);
+        b = (b ^ byte as u64)
+            .wrapping_mul(0x0000_0100_0000_01b3)
+            .rotate_left(5);
     }
     format!("{:016x}{:04x}", a, b & 0xffff)
 }
@@ -696,7 +757,11 @@ impl DepWriter {
         let mut out = String::with_capacity(32 * 1024);
         out.push_str(target);
         out.push(':');
-        DepWriter { col: target.len() + 1, out, scratch: String::new() }
+        DepWriter {
+            col: target.len() + 1,
+            out,
+            scratch: String::new(),
+        }
     }
     fn dep(&mut self, name: &str) {
         self.scratch.clear();
@@ -818,7 +883,11 @@ fn group_name(i: usize) -> String {
 
 /// `to` relative to `from` (both relative to one root, "." = root).
 fn relpath(from: &str, to: &str) -> String {
-    let f: Vec<&str> = if from == "." { Vec::new() } else { from.split('/').collect() };
+    let f: Vec<&str> = if from == "." {
+        Vec::new()
+    } else {
+        from.split('/').collect()
+    };
     let t: Vec<&str> = to.split('/').collect();
     let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
     let mut parts: Vec<&str> = vec![".."; f.len() - common];
@@ -882,7 +951,12 @@ fn index_stamp(t: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = if m <= 2 { y + 1 } else { y };
-    format!("{y:04}-{m:02}-{d:02}T{:02}-{:02}-{:02}-0000", secs / 3600, secs / 60 % 60, secs % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}-{:02}-{:02}-0000",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
 }
 
 // ---------------------------------------------------------------------------
@@ -946,7 +1020,14 @@ impl<'p> Gen<'p> {
         i
     }
 
-    fn add_target(&mut self, name: String, kind: Kind, role: Role, layer: usize, dir: usize) -> usize {
+    fn add_target(
+        &mut self,
+        name: String,
+        kind: Kind,
+        role: Role,
+        layer: usize,
+        dir: usize,
+    ) -> usize {
         let i = self.targets.len();
         self.targets.push(Target {
             name,
@@ -989,7 +1070,15 @@ impl<'p> Gen<'p> {
 
     /// Tries to include `h` (a project header); accepted when the closure stays under `cap`
     /// or `force` is set.
-    fn try_include(&self, h: u32, cap: usize, force: bool, incs: &mut Vec<Inc>, closure: &mut Vec<u32>, sys: &mut u64) -> bool {
+    fn try_include(
+        &self,
+        h: u32,
+        cap: usize,
+        force: bool,
+        incs: &mut Vec<Inc>,
+        closure: &mut Vec<u32>,
+        sys: &mut u64,
+    ) -> bool {
         if incs.contains(&Inc::Proj(h)) {
             return false;
         }
@@ -1003,16 +1092,33 @@ impl<'p> Gen<'p> {
         true
     }
 
-    fn new_header(&mut self, t: usize, rel: String, spelling: String, incs: Vec<Inc>, mut closure: Vec<u32>, sys: u64) -> u32 {
+    fn new_header(
+        &mut self,
+        t: usize,
+        rel: String,
+        spelling: String,
+        incs: Vec<Inc>,
+        mut closure: Vec<u32>,
+        sys: u64,
+    ) -> u32 {
         let id = self.headers.len() as u32;
         closure = union_sorted(&closure, &[id]);
-        self.headers.push(Header { rel, spelling, target: t, incs, closure, sys });
+        self.headers.push(Header {
+            rel,
+            spelling,
+            target: t,
+            incs,
+            closure,
+            sys,
+        });
         id
     }
 
     /// Headers visible to a consumer of `d` through its interface: d's own public headers.
     fn dep_headers(&self, deps: &[usize]) -> Vec<u32> {
-        deps.iter().flat_map(|&d| self.targets[d].pub_hdrs.iter().copied()).collect()
+        deps.iter()
+            .flat_map(|&d| self.targets[d].pub_hdrs.iter().copied())
+            .collect()
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1042,7 +1148,11 @@ impl<'p> Gen<'p> {
         }
         let cand = self.dep_headers(deps_visible);
         if !cand.is_empty() {
-            let want = if own.is_empty() { self.rng.range((1, 4)) } else { self.rng.range(p.tu_dep_incs) };
+            let want = if own.is_empty() {
+                self.rng.range((1, 4))
+            } else {
+                self.rng.range(p.tu_dep_incs)
+            };
             let mut got = 0;
             for attempt in 0..want * 4 {
                 if got == want {
@@ -1057,7 +1167,15 @@ impl<'p> Gen<'p> {
         }
         self.pick_std(p.std_per_tu, &mut incs, &mut sys);
         let id = self.tus.len();
-        self.tus.push(Tu { target: t, rel, in_target, incs, proj: closure, sys, main_fn });
+        self.tus.push(Tu {
+            target: t,
+            rel,
+            in_target,
+            incs,
+            proj: closure,
+            sys,
+            main_fn,
+        });
         self.targets[t].tus.push(id);
     }
 
@@ -1095,7 +1213,10 @@ impl<'p> Gen<'p> {
             };
             let name = format!("{}{}", group_name(g), group_counts[g]);
             group_counts[g] += 1;
-            let d = self.add_dir(format!("lib/{}/{}", group_name(g), name), Some(group_dirs[g]));
+            let d = self.add_dir(
+                format!("lib/{}/{}", group_name(g), name),
+                Some(group_dirs[g]),
+            );
             let t = self.add_target(name.clone(), kind, Role::Lib, layer, d);
             self.by_layer[layer].push(t);
 
@@ -1108,14 +1229,19 @@ impl<'p> Gen<'p> {
                         if chosen.len() == nd {
                             break;
                         }
-                        let l =
-                            if self.rng.chance(75) { layer - 1 - self.rng.below(layer.min(3)) } else { self.rng.below(layer) };
+                        let l = if self.rng.chance(75) {
+                            layer - 1 - self.rng.below(layer.min(3))
+                        } else {
+                            self.rng.below(layer)
+                        };
                         if self.by_layer[l].is_empty() {
                             continue;
                         }
                         let d = self.rng.pick(&self.by_layer[l]);
                         let dk = self.targets[d].kind;
-                        if chosen.contains(&d) || (dk == Kind::Object && (kind == Kind::Object || self.targets[d].consumers >= 2))
+                        if chosen.contains(&d)
+                            || (dk == Kind::Object
+                                && (kind == Kind::Object || self.targets[d].consumers >= 2))
                         {
                             continue;
                         }
@@ -1126,7 +1252,9 @@ impl<'p> Gen<'p> {
                     let earlier: Vec<usize> = self.by_layer[layer]
                         .iter()
                         .copied()
-                        .filter(|&x| x != t && matches!(self.targets[x].kind, Kind::Static | Kind::Shared))
+                        .filter(|&x| {
+                            x != t && matches!(self.targets[x].kind, Kind::Static | Kind::Shared)
+                        })
                         .collect();
                     if !earlier.is_empty() {
                         for _ in 0..self.rng.range((1, 2)) {
@@ -1139,7 +1267,9 @@ impl<'p> Gen<'p> {
                 }
                 // Header-only libraries are used from every layer.
                 if self.rng.chance(30) {
-                    let ifaces: Vec<usize> = (0..t).filter(|&x| self.targets[x].kind == Kind::Interface).collect();
+                    let ifaces: Vec<usize> = (0..t)
+                        .filter(|&x| self.targets[x].kind == Kind::Interface)
+                        .collect();
                     if !ifaces.is_empty() {
                         let d = self.rng.pick(&ifaces);
                         if !chosen.contains(&d) {
@@ -1175,11 +1305,20 @@ impl<'p> Gen<'p> {
             }
 
             // Public headers.
-            let nh = self.rng.range(p.lib_hdrs) * if kind == Kind::Interface { p.iface_hdr_mult } else { 1 };
+            let nh = self.rng.range(p.lib_hdrs)
+                * if kind == Kind::Interface {
+                    p.iface_hdr_mult
+                } else {
+                    1
+                };
             let words = self.pick_words(nh + 1);
             let dir_rel = self.dirs[d].rel.clone();
-            let pub_deps: Vec<usize> =
-                self.targets[t].links.iter().filter(|(_, v)| *v != Vis::Private).map(|(x, _)| *x).collect();
+            let pub_deps: Vec<usize> = self.targets[t]
+                .links
+                .iter()
+                .filter(|(_, v)| *v != Vis::Private)
+                .map(|(x, _)| *x)
+                .collect();
             let all_deps: Vec<usize> = self.targets[t].links.iter().map(|(x, _)| *x).collect();
             let dep_cand = self.dep_headers(&pub_deps);
             for j in 0..nh {
@@ -1189,7 +1328,11 @@ impl<'p> Gen<'p> {
                 let own: Vec<u32> = self.targets[t].pub_hdrs.clone();
                 if !own.is_empty() {
                     for k in 0..self.rng.range(p.hdr_own_incs) {
-                        let h = if self.rng.chance(60) { own[own.len() - 1] } else { self.rng.pick(&own) };
+                        let h = if self.rng.chance(60) {
+                            own[own.len() - 1]
+                        } else {
+                            self.rng.pick(&own)
+                        };
                         self.try_include(h, p.hdr_cap, k == 0, &mut incs, &mut closure, &mut sys);
                     }
                 }
@@ -1202,14 +1345,18 @@ impl<'p> Gen<'p> {
                         }
                         let h = self.rng.pick(&dep_cand);
                         let force = j == 0 && attempt == 0;
-                        if self.try_include(h, p.hdr_cap, force, &mut incs, &mut closure, &mut sys) {
+                        if self.try_include(h, p.hdr_cap, force, &mut incs, &mut closure, &mut sys)
+                        {
                             got += 1;
                         }
                     }
                 }
                 self.pick_std(p.std_per_hdr, &mut incs, &mut sys);
-                let w =
-                    if j < words.len() { words[j].to_owned() } else { format!("{}{}", words[j % words.len()], j / words.len()) };
+                let w = if j < words.len() {
+                    words[j].to_owned()
+                } else {
+                    format!("{}{}", words[j % words.len()], j / words.len())
+                };
                 let h = self.new_header(
                     t,
                     format!("{dir_rel}/include/{name}/{w}.hpp"),
@@ -1240,7 +1387,14 @@ impl<'p> Gen<'p> {
                 }
                 self.pick_std(p.std_per_hdr, &mut incs, &mut sys);
                 let w = words[nh.min(words.len() - 1)];
-                let h = self.new_header(t, format!("{dir_rel}/src/{w}Impl.hpp"), format!("{w}Impl.hpp"), incs, closure, sys);
+                let h = self.new_header(
+                    t,
+                    format!("{dir_rel}/src/{w}Impl.hpp"),
+                    format!("{w}Impl.hpp"),
+                    incs,
+                    closure,
+                    sys,
+                );
                 self.targets[t].priv_hdrs.push(h);
             }
             // Sources.
@@ -1248,7 +1402,15 @@ impl<'p> Gen<'p> {
             let srcw = self.pick_words(ns);
             let priv_h = self.targets[t].priv_hdrs.clone();
             for w in srcw {
-                self.make_tu(t, format!("{dir_rel}/src/{w}.cpp"), format!("src/{w}.cpp"), &own, &priv_h, &all_deps, false);
+                self.make_tu(
+                    t,
+                    format!("{dir_rel}/src/{w}.cpp"),
+                    format!("src/{w}.cpp"),
+                    &own,
+                    &priv_h,
+                    &all_deps,
+                    false,
+                );
             }
         }
     }
@@ -1285,35 +1447,61 @@ impl<'p> Gen<'p> {
             }
         }
         if self.targets[t].links.is_empty() {
-            let d = self.by_layer[self.p.layers - 1]
-                .iter()
-                .copied()
-                .find(|&d| self.targets[d].kind == Kind::Static || self.targets[d].kind == Kind::Shared);
+            let d = self.by_layer[self.p.layers - 1].iter().copied().find(|&d| {
+                self.targets[d].kind == Kind::Static || self.targets[d].kind == Kind::Shared
+            });
             let d = d.unwrap_or_else(|| {
-                self.by_layer[0].iter().copied().find(|&d| self.targets[d].kind == Kind::Static).expect("a static lib")
+                self.by_layer[0]
+                    .iter()
+                    .copied()
+                    .find(|&d| self.targets[d].kind == Kind::Static)
+                    .expect("a static lib")
             });
             self.targets[t].links.push((d, Vis::Private));
         }
     }
 
-    fn exe_sources(&mut self, t: usize, dir_rel: &str, n: usize, first: Option<&str>, suffix: &str) {
+    fn exe_sources(
+        &mut self,
+        t: usize,
+        dir_rel: &str,
+        n: usize,
+        first: Option<&str>,
+        suffix: &str,
+    ) {
         let deps: Vec<usize> = self.targets[t].links.iter().map(|(x, _)| *x).collect();
         let mut words = self.pick_words(n);
-        let mut names: Vec<String> = words.drain(..).map(|w| format!("{w}{suffix}.cpp")).collect();
+        let mut names: Vec<String> = words
+            .drain(..)
+            .map(|w| format!("{w}{suffix}.cpp"))
+            .collect();
         if let Some(f) = first {
             names[0] = f.to_owned();
         }
         for (i, f) in names.into_iter().enumerate() {
-            let rel = if dir_rel == "." { f.clone() } else { format!("{dir_rel}/{f}") };
+            let rel = if dir_rel == "." {
+                f.clone()
+            } else {
+                format!("{dir_rel}/{f}")
+            };
             self.make_tu(t, rel, f, &[], &[], &deps, i == 0);
         }
     }
 
     fn build_driver(&mut self) {
         let d = self.add_dir("utils/ToolDriver".into(), Some(0));
-        let t = self.add_target("ToolDriver".into(), Kind::Exe, Role::Driver, self.p.layers, d);
-        let base =
-            self.by_layer[0].iter().copied().find(|&x| self.targets[x].kind == Kind::Static).expect("a static lib in layer 0");
+        let t = self.add_target(
+            "ToolDriver".into(),
+            Kind::Exe,
+            Role::Driver,
+            self.p.layers,
+            d,
+        );
+        let base = self.by_layer[0]
+            .iter()
+            .copied()
+            .find(|&x| self.targets[x].kind == Kind::Static)
+            .expect("a static lib in layer 0");
         self.targets[t].links.push((base, Vis::Private));
         self.exe_sources(t, "utils/ToolDriver", 1, Some("ToolDriver.cpp"), "");
         self.driver = t;
@@ -1336,7 +1524,14 @@ impl<'p> Gen<'p> {
     fn build_tools(&mut self) {
         let p = self.p;
         let tools_dir = self.add_dir("tools".into(), Some(0));
-        let cases = ["basic", "empty-input", "large-input", "errors", "roundtrip", "stdin"];
+        let cases = [
+            "basic",
+            "empty-input",
+            "large-input",
+            "errors",
+            "roundtrip",
+            "stdin",
+        ];
         for i in 0..p.tools {
             let w = WORDS[i % WORDS.len()].to_ascii_lowercase();
             let name = format!("synth-{w}{}", i / WORDS.len());
@@ -1355,7 +1550,11 @@ impl<'p> Gen<'p> {
                     name: format!("tools.{name}.{case}"),
                     exe: self.driver,
                     args: vec![art, "--case".into(), case.into()],
-                    cmake_args: vec![format!("$<TARGET_FILE:{name}>"), "--case".into(), case.into()],
+                    cmake_args: vec![
+                        format!("$<TARGET_FILE:{name}>"),
+                        "--case".into(),
+                        case.into(),
+                    ],
                     arg_targets: vec![t],
                     labels: vec!["tools".into()],
                     env: Vec::new(),
@@ -1379,7 +1578,10 @@ impl<'p> Gen<'p> {
                 gdirs.push(gd);
             }
             let gname = group_name(g);
-            let name = format!("{gname}Tests{}", i - (g * p.test_exes).div_ceil(p.test_groups));
+            let name = format!(
+                "{gname}Tests{}",
+                i - (g * p.test_exes).div_ceil(p.test_groups)
+            );
             let d = self.add_dir(format!("unittests/{gname}/{name}"), Some(gdirs[g]));
             let t = self.add_target(name.clone(), Kind::Exe, Role::Test, p.layers, d);
             self.targets[t].defines.push("SYNTH_UNITTEST=1".into());
@@ -1392,7 +1594,10 @@ impl<'p> Gen<'p> {
             for sname in suites {
                 let suite = format!("{sname}Test");
                 let env = if self.rng.chance(20) {
-                    vec!["GTEST_COLOR=0".to_owned(), format!("SYNTH_TMPDIR={}/unittests/tmp", self.build)]
+                    vec![
+                        "GTEST_COLOR=0".to_owned(),
+                        format!("SYNTH_TMPDIR={}/unittests/tmp", self.build),
+                    ]
                 } else {
                     Vec::new()
                 };
@@ -1419,10 +1624,18 @@ impl<'p> Gen<'p> {
             return;
         }
         let d = self.add_dir("docs".into(), Some(0));
-        let test_exes: Vec<usize> = (0..self.targets.len()).filter(|&t| self.targets[t].role == Role::Test).collect();
+        let test_exes: Vec<usize> = (0..self.targets.len())
+            .filter(|&t| self.targets[t].role == Role::Test)
+            .collect();
         for i in 0..self.p.utils {
             let g = group_name(i);
-            let t = self.add_target(format!("docs-{}", g.to_ascii_lowercase()), Kind::Utility, Role::Docs, self.p.layers, d);
+            let t = self.add_target(
+                format!("docs-{}", g.to_ascii_lowercase()),
+                Kind::Utility,
+                Role::Docs,
+                self.p.layers,
+                d,
+            );
             self.targets[t].doc_sources.push(format!("{g}.md"));
             if let Some(&e) = test_exes.get(i * 7 % test_exes.len().max(1)) {
                 self.targets[e].util_deps.push(t);
@@ -1434,8 +1647,15 @@ impl<'p> Gen<'p> {
     fn interface(&self, x: usize) -> Vec<usize> {
         let t = &self.targets[x];
         match t.kind {
-            Kind::Static | Kind::Object | Kind::Interface => t.links.iter().map(|(d, _)| *d).collect(),
-            Kind::Shared => t.links.iter().filter(|(_, v)| *v != Vis::Private).map(|(d, _)| *d).collect(),
+            Kind::Static | Kind::Object | Kind::Interface => {
+                t.links.iter().map(|(d, _)| *d).collect()
+            }
+            Kind::Shared => t
+                .links
+                .iter()
+                .filter(|(_, v)| *v != Vis::Private)
+                .map(|(d, _)| *d)
+                .collect(),
             Kind::Exe | Kind::Utility => Vec::new(),
         }
     }
@@ -1459,7 +1679,9 @@ impl<'p> Gen<'p> {
         // Every shared library must be reachable by some test (else a change in it is a
         // RUNTIME_LOADED_TARGET fallback): link unreached ones into a test executable.
         self.compute_graph();
-        let test_exes: Vec<usize> = (0..self.targets.len()).filter(|&t| self.targets[t].role == Role::Test).collect();
+        let test_exes: Vec<usize> = (0..self.targets.len())
+            .filter(|&t| self.targets[t].role == Role::Test)
+            .collect();
         let reached = self.reached_by_tests();
         let mut fixed = false;
         for s in 0..self.targets.len() {
@@ -1481,7 +1703,11 @@ impl<'p> Gen<'p> {
         if t.kind != Kind::Shared {
             return Vec::new();
         }
-        t.links.iter().filter(|(d, v)| *v == Vis::Private && self.targets[*d].kind == Kind::Shared).map(|(d, _)| *d).collect()
+        t.links
+            .iter()
+            .filter(|(d, v)| *v == Vis::Private && self.targets[*d].kind == Kind::Shared)
+            .map(|(d, _)| *d)
+            .collect()
     }
 
     /// The link line CMake 3.25 computes for `t` (cmComputeLinkDepends for an acyclic
@@ -1511,7 +1737,8 @@ impl<'p> Gen<'p> {
             });
             originals.push(e);
         }
-        let mut shared_q: std::collections::VecDeque<(usize, usize)> = std::collections::VecDeque::new();
+        let mut shared_q: std::collections::VecDeque<(usize, usize)> =
+            std::collections::VecDeque::new();
         let mut followed: HashSet<usize> = HashSet::new();
         while let Some(e) = bfs.pop_front() {
             let x = entries[e].0;
@@ -1580,7 +1807,14 @@ impl<'p> Gen<'p> {
         // neighbours in reverse order.
         let mut corder = vec![usize::MAX; n];
         let mut next_id = n;
-        fn visit(c: usize, edges: &[Vec<usize>], comp: &[usize], node_of: &[usize], corder: &mut [usize], next_id: &mut usize) {
+        fn visit(
+            c: usize,
+            edges: &[Vec<usize>],
+            comp: &[usize],
+            node_of: &[usize],
+            corder: &mut [usize],
+            next_id: &mut usize,
+        ) {
             if corder[c] != usize::MAX {
                 return;
             }
@@ -1596,7 +1830,8 @@ impl<'p> Gen<'p> {
         }
         let order: Vec<usize> = (0..n).map(|i| corder[comp[i]]).collect();
         // VisitEntry: the original items in order, then pending components by id.
-        let mut pending: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+        let mut pending: std::collections::BTreeMap<usize, usize> =
+            std::collections::BTreeMap::new();
         let mut final_order: Vec<usize> = Vec::new();
         let mut visit_entry = |i: usize, pending: &mut std::collections::BTreeMap<usize, usize>| {
             final_order.push(i);
@@ -1672,8 +1907,11 @@ impl<'p> Gen<'p> {
                 }
             }
             // Link line (BFS: direct items first, then what each one's interface brings).
-            let link =
-                if matches!(self.targets[t].kind, Kind::Exe | Kind::Shared) { self.link_info(t) } else { LinkInfo::default() };
+            let link = if matches!(self.targets[t].kind, Kind::Exe | Kind::Shared) {
+                self.link_info(t)
+            } else {
+                LinkInfo::default()
+            };
             deps.extend(self.targets[t].util_deps.iter().copied());
             // Interface libraries without sources are not File API targets.
             deps.retain(|&d| self.targets[d].kind != Kind::Interface);
@@ -1687,8 +1925,12 @@ impl<'p> Gen<'p> {
             for &(d, _) in &self.targets[t].links {
                 self.iface_includes(d, &mut includes, &mut visited);
             }
-            let object_inputs: Vec<usize> =
-                self.targets[t].links.iter().map(|(d, _)| *d).filter(|&d| self.targets[d].kind == Kind::Object).collect();
+            let object_inputs: Vec<usize> = self.targets[t]
+                .links
+                .iter()
+                .map(|(d, _)| *d)
+                .filter(|&d| self.targets[d].kind == Kind::Object)
+                .collect();
             let tg = &mut self.targets[t];
             tg.deps = deps;
             tg.link = link;
@@ -1747,12 +1989,20 @@ impl<'p> Gen<'p> {
             Kind::Exe => tg.name.clone(),
             _ => return None,
         };
-        Some(if dir == "." { file } else { format!("{dir}/{file}") })
+        Some(if dir == "." {
+            file
+        } else {
+            format!("{dir}/{file}")
+        })
     }
 
     fn target_id(&self, t: usize) -> String {
         let tg = &self.targets[t];
-        format!("{}::@{}", tg.name, hash20(&format!("dir:{}", self.dirs[tg.dir].rel)))
+        format!(
+            "{}::@{}",
+            tg.name,
+            hash20(&format!("dir:{}", self.dirs[tg.dir].rel))
+        )
     }
 
     fn build_abs(&self, rel: &str) -> String {
@@ -1806,8 +2056,17 @@ impl<'p> Gen<'p> {
             for &t in &self.dirs[di].targets.clone() {
                 let tg = &self.targets[t];
                 let name = tg.name.clone();
-                let mut srcs: Vec<String> = tg.tus.iter().map(|&u| self.tus[u].in_target.clone()).collect();
-                srcs.extend(tg.pub_hdrs.iter().chain(&tg.priv_hdrs).map(|&h| relpath(&me, &self.headers[h as usize].rel)));
+                let mut srcs: Vec<String> = tg
+                    .tus
+                    .iter()
+                    .map(|&u| self.tus[u].in_target.clone())
+                    .collect();
+                srcs.extend(
+                    tg.pub_hdrs
+                        .iter()
+                        .chain(&tg.priv_hdrs)
+                        .map(|&h| relpath(&me, &self.headers[h as usize].rel)),
+                );
                 let add;
                 let tid;
                 match tg.kind {
@@ -1819,7 +2078,13 @@ impl<'p> Gen<'p> {
                         );
                     }
                     Kind::Utility => {
-                        add = push(&mut text, &format!("add_custom_target({name} SOURCES {})", tg.doc_sources.join(" ")));
+                        add = push(
+                            &mut text,
+                            &format!(
+                                "add_custom_target({name} SOURCES {})",
+                                tg.doc_sources.join(" ")
+                            ),
+                        );
                         tid = 0;
                     }
                     _ => {
@@ -1851,7 +2116,11 @@ impl<'p> Gen<'p> {
                     let mut l = format!("target_link_libraries({name}");
                     let mut last: Option<Vis> = None;
                     for &(d, v) in &tg.links {
-                        let v = if tg.kind == Kind::Interface { Vis::Interface } else { v };
+                        let v = if tg.kind == Kind::Interface {
+                            Vis::Interface
+                        } else {
+                            v
+                        };
                         if last != Some(v) {
                             l.push(' ');
                             l.push_str(v.word());
@@ -1866,13 +2135,26 @@ impl<'p> Gen<'p> {
                 let tcd = if tg.defines.is_empty() {
                     0
                 } else {
-                    push(&mut text, &format!("target_compile_definitions({name} PRIVATE {})", tg.defines.join(" ")))
+                    push(
+                        &mut text,
+                        &format!(
+                            "target_compile_definitions({name} PRIVATE {})",
+                            tg.defines.join(" ")
+                        ),
+                    )
                 };
                 let addd = if tg.util_deps.is_empty() {
                     0
                 } else {
-                    let names: Vec<&str> = tg.util_deps.iter().map(|&u| self.targets[u].name.as_str()).collect();
-                    push(&mut text, &format!("add_dependencies({name} {})", names.join(" ")))
+                    let names: Vec<&str> = tg
+                        .util_deps
+                        .iter()
+                        .map(|&u| self.targets[u].name.as_str())
+                        .collect();
+                    push(
+                        &mut text,
+                        &format!("add_dependencies({name} {})", names.join(" ")),
+                    )
                 };
                 let tg = &mut self.targets[t];
                 tg.line_add = add;
@@ -1883,7 +2165,10 @@ impl<'p> Gen<'p> {
             }
             for &ti in &self.dirs[di].tests.clone() {
                 let test = &self.tests[ti];
-                let mut l = format!("add_test(NAME {} COMMAND {}", test.name, self.targets[test.exe].name);
+                let mut l = format!(
+                    "add_test(NAME {} COMMAND {}",
+                    test.name, self.targets[test.exe].name
+                );
                 for a in &test.cmake_args {
                     l.push(' ');
                     l.push_str(a);
@@ -1905,7 +2190,11 @@ impl<'p> Gen<'p> {
                 l.push(')');
                 push(&mut text, &l);
             }
-            let path = if me == "." { "CMakeLists.txt".to_owned() } else { format!("{me}/CMakeLists.txt") };
+            let path = if me == "." {
+                "CMakeLists.txt".to_owned()
+            } else {
+                format!("{me}/CMakeLists.txt")
+            };
             files.push((path, text));
         }
         files
@@ -1913,8 +2202,17 @@ impl<'p> Gen<'p> {
 
     fn header_text(&self, h: u32) -> String {
         let hd = &self.headers[h as usize];
-        let guard: String =
-            hd.rel.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+        let guard: String = hd
+            .rel
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
         let mut t =
             format!("// {} (synthetic header, examples/synth.rs)\n#ifndef SYNTH_{guard}\n#define SYNTH_{guard}\n", hd.rel);
         for inc in &hd.incs {
@@ -1928,7 +2226,12 @@ impl<'p> Gen<'p> {
             }
         }
         let ns = &self.targets[hd.target].name;
-        let stem = hd.rel.rsplit('/').next().unwrap_or("H").trim_end_matches(".hpp");
+        let stem = hd
+            .rel
+            .rsplit('/')
+            .next()
+            .unwrap_or("H")
+            .trim_end_matches(".hpp");
         let _ = writeln!(
             t,
             "namespace synth_{ns} {{\nstruct {stem} {{\n  int value = {};\n  int twice() const {{ return value * 2; }}\n}};\n}} // namespace synth_{ns}\n#endif",
@@ -1940,7 +2243,10 @@ impl<'p> Gen<'p> {
     fn tu_text(&self, u: usize) -> String {
         let tu = &self.tus[u];
         let tg = &self.targets[tu.target];
-        let mut t = format!("// {} (synthetic translation unit of {}, examples/synth.rs)\n", tu.rel, tg.name);
+        let mut t = format!(
+            "// {} (synthetic translation unit of {}, examples/synth.rs)\n",
+            tu.rel, tg.name
+        );
         for inc in &tu.incs {
             match inc {
                 Inc::Proj(x) => {
@@ -1951,7 +2257,11 @@ impl<'p> Gen<'p> {
                 }
             }
         }
-        let stem: String = tu.in_target.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        let stem: String = tu
+            .in_target
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
         let ns = tg.name.replace('-', "_");
         let _ =
             writeln!(t, "\nnamespace synth_{ns} {{\nint {stem}_entry() {{ return {}; }}\n}} // namespace synth_{ns}", u % 101);
@@ -2009,8 +2319,14 @@ impl<'p> Gen<'p> {
 
     fn backtrace_graph(&self, nodes: &BtGraph) -> J {
         obj(vec![
-            ("commands", J::A(nodes.commands.iter().map(|c| s(*c)).collect())),
-            ("files", J::A(nodes.files.iter().map(|f| s(f.clone())).collect())),
+            (
+                "commands",
+                J::A(nodes.commands.iter().map(|c| s(*c)).collect()),
+            ),
+            (
+                "files",
+                J::A(nodes.files.iter().map(|f| s(f.clone())).collect()),
+            ),
             (
                 "nodes",
                 J::A(
@@ -2035,7 +2351,11 @@ impl<'p> Gen<'p> {
     fn target_json(&self, t: usize) -> J {
         let tg = &self.targets[t];
         let dir = &self.dirs[tg.dir].rel;
-        let file = if dir == "." { "CMakeLists.txt".to_owned() } else { format!("{dir}/CMakeLists.txt") };
+        let file = if dir == "." {
+            "CMakeLists.txt".to_owned()
+        } else {
+            format!("{dir}/CMakeLists.txt")
+        };
         let mut bt = BtGraph::default();
         let add_cmd = match tg.kind {
             Kind::Exe => "add_executable",
@@ -2058,13 +2378,27 @@ impl<'p> Gen<'p> {
                 }),
             ),
             ("backtrace", J::I(bt_add as i64)),
-            ("paths", obj(vec![("build", s(dir.clone())), ("source", s(dir.clone()))])),
+            (
+                "paths",
+                obj(vec![("build", s(dir.clone())), ("source", s(dir.clone()))]),
+            ),
         ];
         if let Some(a) = self.artifact_rel(t) {
             m.push(("artifacts", J::A(vec![obj(vec![("path", s(a.clone()))])])));
-            m.push(("nameOnDisk", s(a.rsplit('/').next().unwrap_or(&a).to_owned())));
+            m.push((
+                "nameOnDisk",
+                s(a.rsplit('/').next().unwrap_or(&a).to_owned()),
+            ));
         } else if tg.kind == Kind::Object {
-            m.push(("artifacts", J::A(tg.tus.iter().map(|&u| obj(vec![("path", s(self.obj_rel(&self.tus[u])))])).collect())));
+            m.push((
+                "artifacts",
+                J::A(
+                    tg.tus
+                        .iter()
+                        .map(|&u| obj(vec![("path", s(self.obj_rel(&self.tus[u])))]))
+                        .collect(),
+                ),
+            ));
         }
         // link / archive
         match tg.kind {
@@ -2076,12 +2410,18 @@ impl<'p> Gen<'p> {
                 }
                 frags.push(obj(vec![("fragment", s("")), ("role", s("flags"))]));
                 let dirs_of = |ts: &[usize]| -> String {
-                    let v: Vec<String> = ts.iter().map(|&l| self.build_abs(&self.dirs[self.targets[l].dir].rel)).collect();
+                    let v: Vec<String> = ts
+                        .iter()
+                        .map(|&l| self.build_abs(&self.dirs[self.targets[l].dir].rel))
+                        .collect();
                     v.join(":")
                 };
                 if !tg.link.rpath.is_empty() {
                     frags.push(obj(vec![
-                        ("fragment", s(format!("-Wl,-rpath,{}", dirs_of(&tg.link.rpath)))),
+                        (
+                            "fragment",
+                            s(format!("-Wl,-rpath,{}", dirs_of(&tg.link.rpath))),
+                        ),
                         ("role", s("libraries")),
                     ]));
                 }
@@ -2091,7 +2431,11 @@ impl<'p> Gen<'p> {
                         Some(v) => {
                             let vt = &self.targets[v];
                             let vdir = &self.dirs[vt.dir].rel;
-                            bt.node(&format!("{vdir}/CMakeLists.txt"), "target_link_libraries", vt.line_tll)
+                            bt.node(
+                                &format!("{vdir}/CMakeLists.txt"),
+                                "target_link_libraries",
+                                vt.line_tll,
+                            )
                         }
                     };
                     let a = self.artifact_rel(l).expect("linkable");
@@ -2103,11 +2447,20 @@ impl<'p> Gen<'p> {
                 }
                 if !tg.link.rpath_link.is_empty() {
                     frags.push(obj(vec![
-                        ("fragment", s(format!("-Wl,-rpath-link,{}", dirs_of(&tg.link.rpath_link)))),
+                        (
+                            "fragment",
+                            s(format!("-Wl,-rpath-link,{}", dirs_of(&tg.link.rpath_link))),
+                        ),
                         ("role", s("libraries")),
                     ]));
                 }
-                m.push(("link", obj(vec![("commandFragments", J::A(frags)), ("language", s("CXX"))])));
+                m.push((
+                    "link",
+                    obj(vec![
+                        ("commandFragments", J::A(frags)),
+                        ("language", s("CXX")),
+                    ]),
+                ));
             }
             _ => {}
         }
@@ -2121,7 +2474,10 @@ impl<'p> Gen<'p> {
                     } else {
                         bt.node(&file, "target_link_libraries", tg.line_tll)
                     };
-                    obj(vec![("backtrace", J::I(b as i64)), ("id", s(self.target_id(d)))])
+                    obj(vec![
+                        ("backtrace", J::I(b as i64)),
+                        ("id", s(self.target_id(d))),
+                    ])
                 })
                 .collect();
             m.push(("dependencies", J::A(deps)));
@@ -2129,18 +2485,19 @@ impl<'p> Gen<'p> {
         // sources
         let mut sources = Vec::new();
         let mut groups: Vec<(&'static str, Vec<usize>)> = Vec::new();
-        let add_group = |groups: &mut Vec<(&'static str, Vec<usize>)>, g: &'static str, i: usize| -> usize {
-            match groups.iter().position(|(n, _)| *n == g) {
-                Some(p) => {
-                    groups[p].1.push(i);
-                    p
+        let add_group =
+            |groups: &mut Vec<(&'static str, Vec<usize>)>, g: &'static str, i: usize| -> usize {
+                match groups.iter().position(|(n, _)| *n == g) {
+                    Some(p) => {
+                        groups[p].1.push(i);
+                        p
+                    }
+                    None => {
+                        groups.push((g, vec![i]));
+                        groups.len() - 1
+                    }
                 }
-                None => {
-                    groups.push((g, vec![i]));
-                    groups.len() - 1
-                }
-            }
-        };
+            };
         let mut compiled = Vec::new();
         for &u in &tg.tus {
             let i = sources.len();
@@ -2168,8 +2525,16 @@ impl<'p> Gen<'p> {
         for d in &tg.doc_sources {
             let i = sources.len();
             let gi = add_group(&mut groups, "", i);
-            let rel = if dir == "." { d.clone() } else { format!("{dir}/{d}") };
-            sources.push(obj(vec![("backtrace", J::I(bt_add as i64)), ("path", s(rel)), ("sourceGroupIndex", J::I(gi as i64))]));
+            let rel = if dir == "." {
+                d.clone()
+            } else {
+                format!("{dir}/{d}")
+            };
+            sources.push(obj(vec![
+                ("backtrace", J::I(bt_add as i64)),
+                ("path", s(rel)),
+                ("sourceGroupIndex", J::I(gi as i64)),
+            ]));
         }
         for &o in &tg.object_inputs {
             let b = bt.node(&file, "target_link_libraries", tg.line_tll);
@@ -2179,7 +2544,10 @@ impl<'p> Gen<'p> {
                 sources.push(obj(vec![
                     ("backtrace", J::I(b as i64)),
                     ("isGenerated", J::Raw("true")),
-                    ("path", s(format!("{}/{}", self.build, self.obj_rel(&self.tus[u])))),
+                    (
+                        "path",
+                        s(format!("{}/{}", self.build, self.obj_rel(&self.tus[u]))),
+                    ),
                     ("sourceGroupIndex", J::I(gi as i64)),
                 ]));
             }
@@ -2193,16 +2561,29 @@ impl<'p> Gen<'p> {
                     bt.node(&file, "target_link_libraries", tg.line_tll)
                 };
                 let pd = &self.dirs[self.targets[p].dir].rel;
-                includes.push(obj(vec![("backtrace", J::I(b as i64)), ("path", s(format!("{}/include", self.src_abs(pd))))]));
+                includes.push(obj(vec![
+                    ("backtrace", J::I(b as i64)),
+                    ("path", s(format!("{}/include", self.src_abs(pd)))),
+                ]));
             }
-            let pic = if tg.kind == Kind::Exe { "-g -fPIE" } else { "-g -fPIC" };
+            let pic = if tg.kind == Kind::Exe {
+                "-g -fPIE"
+            } else {
+                "-g -fPIC"
+            };
             let mut cg = vec![
                 (
                     "compileCommandFragments",
-                    J::A(vec![obj(vec![("fragment", s(pic))]), obj(vec![("fragment", s("-std=c++17"))])]),
+                    J::A(vec![
+                        obj(vec![("fragment", s(pic))]),
+                        obj(vec![("fragment", s("-std=c++17"))]),
+                    ]),
                 ),
                 ("language", s("CXX")),
-                ("languageStandard", obj(vec![("backtraces", arr_i([bt_add])), ("standard", s("17"))])),
+                (
+                    "languageStandard",
+                    obj(vec![("backtraces", arr_i([bt_add])), ("standard", s("17"))]),
+                ),
                 ("sourceIndexes", arr_i(compiled)),
             ];
             let mut defines = Vec::new();
@@ -2211,7 +2592,10 @@ impl<'p> Gen<'p> {
             }
             for d in &tg.defines {
                 let b = bt.node(&file, "target_compile_definitions", tg.line_tcd);
-                defines.push(obj(vec![("backtrace", J::I(b as i64)), ("define", s(d.clone()))]));
+                defines.push(obj(vec![
+                    ("backtrace", J::I(b as i64)),
+                    ("define", s(d.clone())),
+                ]));
             }
             if !defines.is_empty() {
                 cg.push(("defines", J::A(defines)));
@@ -2224,7 +2608,12 @@ impl<'p> Gen<'p> {
         m.push(("sources", J::A(sources)));
         m.push((
             "sourceGroups",
-            J::A(groups.into_iter().map(|(n, idx)| obj(vec![("name", s(n)), ("sourceIndexes", arr_i(idx))])).collect()),
+            J::A(
+                groups
+                    .into_iter()
+                    .map(|(n, idx)| obj(vec![("name", s(n)), ("sourceIndexes", arr_i(idx))]))
+                    .collect(),
+            ),
         ));
         m.push(("backtraceGraph", self.backtrace_graph(&bt)));
         obj(m)
@@ -2236,7 +2625,12 @@ impl<'p> Gen<'p> {
     /// a change of `files` (project headers and translation-unit sources):
     /// `None` when the change forces the full suite (a header no depfile lists, or
     /// an affected executable or shared library that no test reaches).
-    fn oracle(&self, hdr_users: &[Vec<usize>], hdrs: &[u32], srcs: &[usize]) -> Option<Vec<String>> {
+    fn oracle(
+        &self,
+        hdr_users: &[Vec<usize>],
+        hdrs: &[u32],
+        srcs: &[usize],
+    ) -> Option<Vec<String>> {
         let n = self.targets.len();
         let mut rev = vec![Vec::new(); n];
         for (t, tg) in self.targets.iter().enumerate() {
@@ -2273,7 +2667,10 @@ impl<'p> Gen<'p> {
         }
         let reached = self.reached_by_tests();
         for t in 0..n {
-            if affected[t] && matches!(self.targets[t].kind, Kind::Exe | Kind::Shared) && !reached[t] {
+            if affected[t]
+                && matches!(self.targets[t].kind, Kind::Exe | Kind::Shared)
+                && !reached[t]
+            {
                 return None;
             }
         }
@@ -2314,7 +2711,10 @@ impl BtGraph {
             }
         };
         let root = *self.file_node.entry(fi).or_insert_with(|| {
-            self.nodes.push(BtNode { file: fi, cmd: None });
+            self.nodes.push(BtNode {
+                file: fi,
+                cmd: None,
+            });
             self.nodes.len() - 1
         });
         let ci = match self.commands.iter().position(|c| *c == command) {
@@ -2325,7 +2725,10 @@ impl BtGraph {
             }
         };
         *self.cmd_node.entry((fi, ci, line)).or_insert_with(|| {
-            self.nodes.push(BtNode { file: fi, cmd: Some((ci, line, root)) });
+            self.nodes.push(BtNode {
+                file: fi,
+                cmd: Some((ci, line, root)),
+            });
             self.nodes.len() - 1
         })
     }
@@ -2380,7 +2783,11 @@ fn prepare_out(out: &Path) -> io::Result<()> {
 }
 
 fn absolute(p: &Path) -> io::Result<PathBuf> {
-    let abs = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir()?.join(p) };
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(p)
+    };
     // Fold "." and ".." lexically (CMake keeps the logical path).
     let mut out = PathBuf::from("/");
     for c in abs.components() {
@@ -2398,7 +2805,9 @@ fn absolute(p: &Path) -> io::Result<PathBuf> {
 /// Generates `preset` with `seed` into `out` (`out/src`, `out/build`, `out/changes`).
 pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
     let out = absolute(out)?;
-    let out_str = out.to_str().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "output path is not UTF-8"))?;
+    let out_str = out
+        .to_str()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "output path is not UTF-8"))?;
     prepare_out(&out)?;
     let src = format!("{out_str}/src");
     let build = format!("{out_str}/build");
@@ -2415,8 +2824,18 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
     let cmake_files = g.cmakelists();
     if std::env::var_os("SYNTH_DEBUG").is_some() {
         for l in 0..=g.p.layers {
-            let hs: Vec<usize> = g.headers.iter().filter(|h| g.targets[h.target].layer == l).map(|h| h.closure.len()).collect();
-            let ts: Vec<usize> = g.tus.iter().filter(|u| g.targets[u.target].layer == l).map(|u| u.proj.len()).collect();
+            let hs: Vec<usize> = g
+                .headers
+                .iter()
+                .filter(|h| g.targets[h.target].layer == l)
+                .map(|h| h.closure.len())
+                .collect();
+            let ts: Vec<usize> = g
+                .tus
+                .iter()
+                .filter(|u| g.targets[u.target].layer == l)
+                .map(|u| u.proj.len())
+                .collect();
             let avg = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len().max(1) as f64;
             eprintln!(
                 "layer {l}: {} headers avg closure {:.1} max {}; {} TUs avg proj {:.1} max {}",
@@ -2430,7 +2849,13 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
         }
     }
 
-    let missing: Vec<&str> = g.data.sys.iter().copied().filter(|p| !Path::new(p).exists()).collect();
+    let missing: Vec<&str> = g
+        .data
+        .sys
+        .iter()
+        .copied()
+        .filter(|p| !Path::new(p).exists())
+        .collect();
     if !missing.is_empty() {
         eprintln!(
             "synth: warning: {} of {} system headers named in the depfiles do not exist on this machine (e.g. {}); the tree is still usable (diff2test ignores system headers)",
@@ -2440,8 +2865,16 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
         );
     }
 
-    let mut w = Writer { made: HashSet::new(), files: Vec::new() };
-    let mut sum = Summary { preset: preset.name.into(), seed, out: out.clone(), ..Default::default() };
+    let mut w = Writer {
+        made: HashSet::new(),
+        files: Vec::new(),
+    };
+    let mut sum = Summary {
+        preset: preset.name.into(),
+        seed,
+        out: out.clone(),
+        ..Default::default()
+    };
     let src_p = PathBuf::from(&src);
     let build_p = PathBuf::from(&build);
 
@@ -2463,7 +2896,10 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
     for t in 0..g.targets.len() {
         for d in &g.targets[t].doc_sources {
             let dir = &g.dirs[g.targets[t].dir].rel;
-            let text = format!("# {}\n\nSynthetic documentation page of {}.\n", d, g.targets[t].name);
+            let text = format!(
+                "# {}\n\nSynthetic documentation page of {}.\n",
+                d, g.targets[t].name
+            );
             sum.src_bytes += w.write(src_p.join(dir).join(d), text.as_bytes(), T0)?;
             sum.src_files += 1;
         }
@@ -2476,14 +2912,17 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
         sum.other_build_bytes += w.write(query.join(q), b"", T0)?;
         sum.other_build_files += 1;
     }
-    let reply_write = |w: &mut Writer, sum: &mut Summary, prefix: &str, text: String| -> io::Result<String> {
-        let name = format!("{prefix}-{}.json", hash20(&text));
-        sum.reply_bytes += w.write(reply.join(&name), text.as_bytes(), T0 + 100)?;
-        sum.reply_files += 1;
-        Ok(name)
-    };
+    let reply_write =
+        |w: &mut Writer, sum: &mut Summary, prefix: &str, text: String| -> io::Result<String> {
+            let name = format!("{prefix}-{}.json", hash20(&text));
+            sum.reply_bytes += w.write(reply.join(&name), text.as_bytes(), T0 + 100)?;
+            sum.reply_files += 1;
+            Ok(name)
+        };
     // Targets sorted by name in the codemodel.
-    let mut order: Vec<usize> = (0..g.targets.len()).filter(|&t| g.targets[t].kind != Kind::Interface).collect();
+    let mut order: Vec<usize> = (0..g.targets.len())
+        .filter(|&t| g.targets[t].kind != Kind::Interface)
+        .collect();
     order.sort_by(|a, b| g.targets[*a].name.cmp(&g.targets[*b].name));
     let mut cm_index = vec![usize::MAX; g.targets.len()];
     for (i, &t) in order.iter().enumerate() {
@@ -2492,7 +2931,12 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
     let mut target_refs = Vec::new();
     for &t in &order {
         let text = json_file_api(&g.target_json(t));
-        let file = reply_write(&mut w, &mut sum, &format!("target-{}-Debug", g.targets[t].name), text)?;
+        let file = reply_write(
+            &mut w,
+            &mut sum,
+            &format!("target-{}-Debug", g.targets[t].name),
+            text,
+        )?;
         target_refs.push(obj(vec![
             ("directoryIndex", J::I(g.targets[t].dir as i64)),
             ("id", s(g.target_id(t))),
@@ -2506,12 +2950,27 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
         let dj = obj(vec![
             (
                 "backtraceGraph",
-                obj(vec![("commands", J::A(Vec::new())), ("files", J::A(Vec::new())), ("nodes", J::A(Vec::new()))]),
+                obj(vec![
+                    ("commands", J::A(Vec::new())),
+                    ("files", J::A(Vec::new())),
+                    ("nodes", J::A(Vec::new())),
+                ]),
             ),
             ("installers", J::A(Vec::new())),
-            ("paths", obj(vec![("build", s(d.rel.clone())), ("source", s(d.rel.clone()))])),
+            (
+                "paths",
+                obj(vec![
+                    ("build", s(d.rel.clone())),
+                    ("source", s(d.rel.clone())),
+                ]),
+            ),
         ]);
-        let file = reply_write(&mut w, &mut sum, &format!("directory-{}-Debug", d.rel.replace('/', ".")), json_file_api(&dj))?;
+        let file = reply_write(
+            &mut w,
+            &mut sum,
+            &format!("directory-{}-Debug", d.rel.replace('/', ".")),
+            json_file_api(&dj),
+        )?;
         let mut m = vec![
             ("build", s(d.rel.clone())),
             ("jsonFile", s(file)),
@@ -2525,7 +2984,12 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
         if let Some(p) = d.parent {
             m.push(("parentIndex", J::I(p as i64)));
         }
-        let mut ti: Vec<usize> = d.targets.iter().map(|&t| cm_index[t]).filter(|&i| i != usize::MAX).collect();
+        let mut ti: Vec<usize> = d
+            .targets
+            .iter()
+            .map(|&t| cm_index[t])
+            .filter(|&i| i != usize::MAX)
+            .collect();
         ti.sort_unstable();
         if !ti.is_empty() {
             m.push(("targetIndexes", arr_i(ti)));
@@ -2550,7 +3014,13 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
             ])]),
         ),
         ("kind", s("codemodel")),
-        ("paths", obj(vec![("build", s(build.clone())), ("source", s(src.clone()))])),
+        (
+            "paths",
+            obj(vec![
+                ("build", s(build.clone())),
+                ("source", s(src.clone())),
+            ]),
+        ),
         ("version", obj(vec![("major", J::I(2)), ("minor", J::I(4))])),
     ]);
     let cm_file = reply_write(&mut w, &mut sum, "codemodel-v2", json_file_api(&codemodel))?;
@@ -2558,9 +3028,16 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
     let mut inputs = vec![obj(vec![("path", s("CMakeLists.txt"))])];
     for (gen, p) in &g.data.cmake_inputs {
         if *gen {
-            inputs.push(obj(vec![("isGenerated", J::Raw("true")), ("path", s(format!("{build}/{p}")))]));
+            inputs.push(obj(vec![
+                ("isGenerated", J::Raw("true")),
+                ("path", s(format!("{build}/{p}"))),
+            ]));
         } else {
-            inputs.push(obj(vec![("isCMake", J::Raw("true")), ("isExternal", J::Raw("true")), ("path", s(*p))]));
+            inputs.push(obj(vec![
+                ("isCMake", J::Raw("true")),
+                ("isExternal", J::Raw("true")),
+                ("path", s(*p)),
+            ]));
         }
     }
     for (rel, _) in cmake_files.iter().skip(1) {
@@ -2569,14 +3046,31 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
     let cmake_files_json = obj(vec![
         ("inputs", J::A(inputs)),
         ("kind", s("cmakeFiles")),
-        ("paths", obj(vec![("build", s(build.clone())), ("source", s(src.clone()))])),
+        (
+            "paths",
+            obj(vec![
+                ("build", s(build.clone())),
+                ("source", s(src.clone())),
+            ]),
+        ),
         ("version", obj(vec![("major", J::I(1)), ("minor", J::I(0))])),
     ]);
-    let cf_file = reply_write(&mut w, &mut sum, "cmakeFiles-v1", json_file_api(&cmake_files_json))?;
+    let cf_file = reply_write(
+        &mut w,
+        &mut sum,
+        "cmakeFiles-v1",
+        json_file_api(&cmake_files_json),
+    )?;
     let cache_entry = |name: &str, ty: &str, value: &str, help: &str| {
         obj(vec![
             ("name", s(name)),
-            ("properties", J::A(vec![obj(vec![("name", s("HELPSTRING")), ("value", s(help))])])),
+            (
+                "properties",
+                J::A(vec![obj(vec![
+                    ("name", s("HELPSTRING")),
+                    ("value", s(help)),
+                ])]),
+            ),
             ("type", s(ty)),
             ("value", s(value)),
         ])
@@ -2585,19 +3079,54 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
         (
             "entries",
             J::A(vec![
-                cache_entry("CMAKE_BUILD_TYPE", "STRING", "Debug", "Choose the type of build."),
-                cache_entry("CMAKE_CXX_COMPILER", "STRING", "/usr/bin/c++", "CXX compiler"),
-                cache_entry("CMAKE_GENERATOR", "INTERNAL", "Unix Makefiles", "Name of generator."),
+                cache_entry(
+                    "CMAKE_BUILD_TYPE",
+                    "STRING",
+                    "Debug",
+                    "Choose the type of build.",
+                ),
+                cache_entry(
+                    "CMAKE_CXX_COMPILER",
+                    "STRING",
+                    "/usr/bin/c++",
+                    "CXX compiler",
+                ),
+                cache_entry(
+                    "CMAKE_GENERATOR",
+                    "INTERNAL",
+                    "Unix Makefiles",
+                    "Name of generator.",
+                ),
                 cache_entry(
                     "CMAKE_HOME_DIRECTORY",
                     "INTERNAL",
                     &src,
                     "Source directory with the top level CMakeLists.txt file for this project",
                 ),
-                cache_entry("CMAKE_MAKE_PROGRAM", "FILEPATH", "/usr/bin/gmake", "Path to a program."),
-                cache_entry("CMAKE_PROJECT_NAME", "STATIC", "Synth", "Value Computed by CMake"),
-                cache_entry("Synth_BINARY_DIR", "STATIC", &build, "Value Computed by CMake"),
-                cache_entry("Synth_SOURCE_DIR", "STATIC", &src, "Value Computed by CMake"),
+                cache_entry(
+                    "CMAKE_MAKE_PROGRAM",
+                    "FILEPATH",
+                    "/usr/bin/gmake",
+                    "Path to a program.",
+                ),
+                cache_entry(
+                    "CMAKE_PROJECT_NAME",
+                    "STATIC",
+                    "Synth",
+                    "Value Computed by CMake",
+                ),
+                cache_entry(
+                    "Synth_BINARY_DIR",
+                    "STATIC",
+                    &build,
+                    "Value Computed by CMake",
+                ),
+                cache_entry(
+                    "Synth_SOURCE_DIR",
+                    "STATIC",
+                    &src,
+                    "Value Computed by CMake",
+                ),
             ]),
         ),
         ("kind", s("cache")),
@@ -2651,7 +3180,12 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
                                 ("linkFrameworkDirectories", J::A(Vec::new())),
                                 (
                                     "linkLibraries",
-                                    J::A(["stdc++", "m", "gcc_s", "gcc", "c", "gcc_s", "gcc"].iter().map(|x| s(*x)).collect()),
+                                    J::A(
+                                        ["stdc++", "m", "gcc_s", "gcc", "c", "gcc_s", "gcc"]
+                                            .iter()
+                                            .map(|x| s(*x))
+                                            .collect(),
+                                    ),
                                 ),
                             ]),
                         ),
@@ -2663,29 +3197,46 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
                 (
                     "sourceFileExtensions",
                     J::A(
-                        ["C", "M", "c++", "cc", "cpp", "cxx", "m", "mm", "mpp", "CPP", "ixx", "cppm"]
-                            .iter()
-                            .map(|x| s(*x))
-                            .collect(),
+                        [
+                            "C", "M", "c++", "cc", "cpp", "cxx", "m", "mm", "mpp", "CPP", "ixx",
+                            "cppm",
+                        ]
+                        .iter()
+                        .map(|x| s(*x))
+                        .collect(),
                     ),
                 ),
             ])]),
         ),
         ("version", obj(vec![("major", J::I(1)), ("minor", J::I(0))])),
     ]);
-    let tc_file = reply_write(&mut w, &mut sum, "toolchains-v1", json_file_api(&toolchains))?;
+    let tc_file = reply_write(
+        &mut w,
+        &mut sum,
+        "toolchains-v1",
+        json_file_api(&toolchains),
+    )?;
     let oref = |kind: &str, file: &str, major: i64, minor: i64| {
         obj(vec![
             ("jsonFile", s(file)),
             ("kind", s(kind)),
-            ("version", obj(vec![("major", J::I(major)), ("minor", J::I(minor))])),
+            (
+                "version",
+                obj(vec![("major", J::I(major)), ("minor", J::I(minor))]),
+            ),
         ])
     };
     let index = obj(vec![
         (
             "cmake",
             obj(vec![
-                ("generator", obj(vec![("multiConfig", J::Raw("false")), ("name", s("Unix Makefiles"))])),
+                (
+                    "generator",
+                    obj(vec![
+                        ("multiConfig", J::Raw("false")),
+                        ("name", s("Unix Makefiles")),
+                    ]),
+                ),
                 (
                     "paths",
                     obj(vec![
@@ -2728,7 +3279,11 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
         ),
     ]);
     let index_text = json_file_api(&index);
-    sum.reply_bytes += w.write(reply.join(format!("index-{}.json", index_stamp(T0 + 100))), index_text.as_bytes(), T0 + 100)?;
+    sum.reply_bytes += w.write(
+        reply.join(format!("index-{}.json", index_stamp(T0 + 100))),
+        index_text.as_bytes(),
+        T0 + 100,
+    )?;
     sum.reply_files += 1;
 
     // ---- ctest (T0+150)
@@ -2755,12 +3310,20 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
             if let Some(to) = test.timeout {
                 let _ = write!(t, " TIMEOUT \"{to}\"");
             }
-            let _ = writeln!(t, " _BACKTRACE_TRIPLES \"{cml};{};add_test;{cml};0;\")", test.line);
+            let _ = writeln!(
+                t,
+                " _BACKTRACE_TRIPLES \"{cml};{};add_test;{cml};0;\")",
+                test.line
+            );
         }
         for &c in &d.children {
             let _ = writeln!(t, "subdirs(\"{}\")", relpath(&d.rel, &g.dirs[c].rel));
         }
-        sum.other_build_bytes += w.write(build_p.join(&d.rel).join("CTestTestfile.cmake"), t.as_bytes(), T0 + 150)?;
+        sum.other_build_bytes += w.write(
+            build_p.join(&d.rel).join("CTestTestfile.cmake"),
+            t.as_bytes(),
+            T0 + 150,
+        )?;
         sum.other_build_files += 1;
     }
     // ctest.json: tests in directory (CTestTestfile) order.
@@ -2801,17 +3364,29 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
             if !test.env.is_empty() {
                 props.push(obj(vec![
                     ("name", s("ENVIRONMENT")),
-                    ("value", J::A(test.env.iter().map(|e| s(e.clone())).collect())),
+                    (
+                        "value",
+                        J::A(test.env.iter().map(|e| s(e.clone())).collect()),
+                    ),
                 ]));
             }
             let mut labels = test.labels.clone();
             labels.sort();
             labels.dedup();
-            props.push(obj(vec![("name", s("LABELS")), ("value", J::A(labels.into_iter().map(s).collect()))]));
+            props.push(obj(vec![
+                ("name", s("LABELS")),
+                ("value", J::A(labels.into_iter().map(s).collect())),
+            ]));
             if let Some(to) = test.timeout {
-                props.push(obj(vec![("name", s("TIMEOUT")), ("value", J::Raw(if to == 60 { "60.0" } else { "120.0" }))]));
+                props.push(obj(vec![
+                    ("name", s("TIMEOUT")),
+                    ("value", J::Raw(if to == 60 { "60.0" } else { "120.0" })),
+                ]));
             }
-            props.push(obj(vec![("name", s("WORKING_DIRECTORY")), ("value", s(g.build_abs(&g.dirs[d].rel)))]));
+            props.push(obj(vec![
+                ("name", s("WORKING_DIRECTORY")),
+                ("value", s(g.build_abs(&g.dirs[d].rel))),
+            ]));
             ct_tests.push(obj(vec![
                 ("backtrace", J::I(bt as i64)),
                 ("command", J::A(cmd)),
@@ -2834,7 +3409,11 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
         ("tests", J::A(ct_tests)),
         ("version", obj(vec![("major", J::I(1)), ("minor", J::I(0))])),
     ]);
-    sum.ctest_json_bytes = w.write(build_p.join("ctest.json"), json_ctest(&ctest).as_bytes(), T0 + 150)?;
+    sum.ctest_json_bytes = w.write(
+        build_p.join("ctest.json"),
+        json_ctest(&ctest).as_bytes(),
+        T0 + 150,
+    )?;
 
     // ---- objects, depfiles, artifacts (T0+200)
     let mut stamp = vec![0u32; g.headers.len()];
@@ -2845,7 +3424,11 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
         sum.prereqs_total += n as u64;
         sum.project_prereqs_total += np as u64;
         let obj_rel = g.obj_rel(&g.tus[u]);
-        sum.depfile_bytes += w.write(build_p.join(format!("{obj_rel}.d")), text.as_bytes(), T0 + 200)?;
+        sum.depfile_bytes += w.write(
+            build_p.join(format!("{obj_rel}.d")),
+            text.as_bytes(),
+            T0 + 200,
+        )?;
         sum.depfiles += 1;
         w.write(build_p.join(&obj_rel), b"", T0 + 200)?;
         sum.other_build_files += 1;
@@ -2865,7 +3448,11 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
     // The generated CMake inputs cmakeFiles-v1 names (written by configure, T0).
     for (gen, p) in &g.data.cmake_inputs {
         if *gen && !build_p.join(p).exists() {
-            sum.other_build_bytes += w.write(build_p.join(p), b"# generated by CMake (synthetic placeholder)\n", T0)?;
+            sum.other_build_bytes += w.write(
+                build_p.join(p),
+                b"# generated by CMake (synthetic placeholder)\n",
+                T0,
+            )?;
             sum.other_build_files += 1;
         }
     }
@@ -2911,13 +3498,19 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
             }
         }
     }
-    let (_, one_h, one_names) = best.ok_or_else(|| io::Error::other("no header selects a proper subset"))?;
+    let (_, one_h, one_names) =
+        best.ok_or_else(|| io::Error::other("no header selects a proper subset"))?;
     sum.one_header = g.headers[one_h as usize].rel.clone();
     // Twenty files: 12 sources and 8 headers from the upper layers and executables.
     let upper = g.p.layers / 2;
-    let src_cand: Vec<usize> = (0..g.tus.len()).filter(|&u| g.targets[g.tus[u].target].layer >= upper).collect();
-    let hdr_cand: Vec<u32> =
-        lib_hdrs.iter().copied().filter(|&h| g.targets[g.headers[h as usize].target].layer >= (g.p.layers * 2) / 3).collect();
+    let src_cand: Vec<usize> = (0..g.tus.len())
+        .filter(|&u| g.targets[g.tus[u].target].layer >= upper)
+        .collect();
+    let hdr_cand: Vec<u32> = lib_hdrs
+        .iter()
+        .copied()
+        .filter(|&h| g.targets[g.headers[h as usize].target].layer >= (g.p.layers * 2) / 3)
+        .collect();
     let mut best20: Option<(Vec<String>, Vec<u32>, Vec<usize>)> = None;
     for _ in 0..60 {
         let mut hs: Vec<u32> = Vec::new();
@@ -2944,20 +3537,47 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
             }
         }
     }
-    let (names20, hs20, us20) = best20.ok_or_else(|| io::Error::other("no 20-file change selects a proper subset"))?;
-    let mut twenty: Vec<String> = hs20.iter().map(|&h| g.headers[h as usize].rel.clone()).collect();
+    let (names20, hs20, us20) =
+        best20.ok_or_else(|| io::Error::other("no 20-file change selects a proper subset"))?;
+    let mut twenty: Vec<String> = hs20
+        .iter()
+        .map(|&h| g.headers[h as usize].rel.clone())
+        .collect();
     twenty.extend(us20.iter().map(|&u| g.tus[u].rel.clone()));
     twenty.sort();
     let owner = g.headers[one_h as usize].target;
     let cfg = format!("{}/CMakeLists.txt", g.dirs[g.targets[owner].dir].rel);
     let changes = out.join("changes");
-    w.write(changes.join("one-header.txt"), format!("{}\n", sum.one_header).as_bytes(), T0 + 400)?;
-    w.write(changes.join("twenty-files.txt"), format!("{}\n", twenty.join("\n")).as_bytes(), T0 + 400)?;
-    w.write(changes.join("build-config.txt"), format!("{cfg}\n").as_bytes(), T0 + 400)?;
+    w.write(
+        changes.join("one-header.txt"),
+        format!("{}\n", sum.one_header).as_bytes(),
+        T0 + 400,
+    )?;
+    w.write(
+        changes.join("twenty-files.txt"),
+        format!("{}\n", twenty.join("\n")).as_bytes(),
+        T0 + 400,
+    )?;
+    w.write(
+        changes.join("build-config.txt"),
+        format!("{cfg}\n").as_bytes(),
+        T0 + 400,
+    )?;
     let (one_sel, sel20) = (one_names.len(), names20.len());
-    w.write(changes.join("one-header.expected"), format!("{}\n", one_names.join("\n")).as_bytes(), T0 + 400)?;
-    w.write(changes.join("twenty-files.expected"), format!("{}\n", names20.join("\n")).as_bytes(), T0 + 400)?;
-    sum.expected_names = vec![("one-header".into(), one_names), ("twenty-files".into(), names20)];
+    w.write(
+        changes.join("one-header.expected"),
+        format!("{}\n", one_names.join("\n")).as_bytes(),
+        T0 + 400,
+    )?;
+    w.write(
+        changes.join("twenty-files.expected"),
+        format!("{}\n", names20.join("\n")).as_bytes(),
+        T0 + 400,
+    )?;
+    sum.expected_names = vec![
+        ("one-header".into(), one_names),
+        ("twenty-files".into(), names20),
+    ];
     sum.expected = vec![
         ("one-header".into(), one_sel, total),
         ("twenty-files".into(), sel20, total),
@@ -2977,7 +3597,13 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
     sum.headers = g.headers.len();
     std::fs::write(
         out.join("synth-stamp.txt"),
-        format!("preset={} seed={} version={} out={}\n", preset.name, seed, GENERATOR_VERSION, out.display()),
+        format!(
+            "preset={} seed={} version={} out={}\n",
+            preset.name,
+            seed,
+            GENERATOR_VERSION,
+            out.display()
+        ),
     )?;
     Ok(sum)
 }
@@ -2986,7 +3612,10 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
 // CLI
 
 fn usage() -> ! {
-    eprintln!("usage: cargo run --release --example synth -- --preset {{{}}} --out DIR [--seed N]", PRESETS.join("|"));
+    eprintln!(
+        "usage: cargo run --release --example synth -- --preset {{{}}} --out DIR [--seed N]",
+        PRESETS.join("|")
+    );
     eprintln!("       cargo run --release --example synth -- --version   (generator version recorded in OUT/synth-stamp.txt)");
     std::process::exit(2)
 }
@@ -2998,7 +3627,12 @@ fn main() {
         match a.as_str() {
             "--preset" => preset_name = args.next(),
             "--out" => out = args.next().map(PathBuf::from),
-            "--seed" => seed = args.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage()),
+            "--seed" => {
+                seed = args
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or_else(|| usage())
+            }
             "--version" => {
                 println!("{GENERATOR_VERSION}");
                 return;
@@ -3007,7 +3641,9 @@ fn main() {
             _ => usage(),
         }
     }
-    let (Some(name), Some(out)) = (preset_name, out) else { usage() };
+    let (Some(name), Some(out)) = (preset_name, out) else {
+        usage()
+    };
     let Some(p) = preset(&name) else {
         eprintln!("synth: unknown preset {name:?}");
         usage()

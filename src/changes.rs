@@ -109,7 +109,14 @@ pub fn classify(
 
 fn unresolved(display: String, code: Code, evidence: String) -> Changed {
     let gap = Gap::new(code, format!("{display}: {evidence}"));
-    Changed { display, real_display: None, class: Class::Unresolved, evidence, file: None, gap: Some(gap) }
+    Changed {
+        display,
+        real_display: None,
+        class: Class::Unresolved,
+        evidence,
+        file: None,
+        gap: Some(gap),
+    }
 }
 
 fn classify_one(
@@ -122,16 +129,28 @@ fn classify_one(
 ) -> Changed {
     let Some(p) = raw.to_str() else {
         let display = raw.to_string_lossy().into_owned();
-        return unresolved(display, Code::ChangeNotUtf8, "path is not valid UTF-8".into());
+        return unresolved(
+            display,
+            Code::ChangeNotUtf8,
+            "path is not valid UTF-8".into(),
+        );
     };
     if p.is_empty() {
         return unresolved(String::new(), Code::ChangeUnknown, "empty path".into());
     }
     if p.len() > max_path_len {
-        return unresolved(p.to_owned(), Code::LimitExceeded, format!("path exceeds {max_path_len} bytes (--max-path-len)"));
+        return unresolved(
+            p.to_owned(),
+            Code::LimitExceeded,
+            format!("path exceeds {max_path_len} bytes (--max-path-len)"),
+        );
     }
     if p.contains('\0') {
-        return unresolved(p.to_owned(), Code::ChangeUnknown, "path contains NUL".into());
+        return unresolved(
+            p.to_owned(),
+            Code::ChangeUnknown,
+            "path contains NUL".into(),
+        );
     }
     // Canonical absolute form, expressed under the evidence's spelling of the source root.
     let abs = if p.starts_with('/') {
@@ -142,7 +161,10 @@ fn classify_one(
             f
         } else {
             // A VCS or caller may spell the tree by its real path (symlinks resolved).
-            match paths::real(roots.user_source).as_deref().and_then(|r| paths::strip_root(&f, r).map(str::to_owned)) {
+            match paths::real(roots.user_source)
+                .as_deref()
+                .and_then(|r| paths::strip_root(&f, r).map(str::to_owned))
+            {
                 Some(rel) => paths::join_fold(roots.source, &rel),
                 None => f,
             }
@@ -150,7 +172,11 @@ fn classify_one(
     } else {
         let f = paths::join_fold(roots.user_source, p);
         if !paths::is_within(&f, roots.user_source) {
-            return unresolved(p.to_owned(), Code::PathEscapesRoot, format!("resolves to {f}, outside the source root"));
+            return unresolved(
+                p.to_owned(),
+                Code::PathEscapesRoot,
+                format!("resolves to {f}, outside the source root"),
+            );
         }
         match paths::strip_root(&f, roots.user_source) {
             Some(rel) => paths::join_fold(roots.source, rel),
@@ -164,7 +190,11 @@ fn classify_one(
     };
     let inside = paths::is_within(&abs, roots.source) || paths::is_within(&abs, roots.build);
     if !inside {
-        return unresolved(display, Code::PathEscapesRoot, "outside the source and build roots".into());
+        return unresolved(
+            display,
+            Code::PathEscapesRoot,
+            "outside the source and build roots".into(),
+        );
     }
     // Through a symlink out of the tree?
     let exists = std::fs::symlink_metadata(&abs).is_ok();
@@ -173,25 +203,45 @@ fn classify_one(
         if let Some(real) = paths::real(&abs) {
             let real_src = paths::real(roots.source);
             let real_build = paths::real(roots.build);
-            let ok = real_src.as_deref().is_some_and(|r| paths::is_within(&real, r))
-                || real_build.as_deref().is_some_and(|r| paths::is_within(&real, r));
+            let ok = real_src
+                .as_deref()
+                .is_some_and(|r| paths::is_within(&real, r))
+                || real_build
+                    .as_deref()
+                    .is_some_and(|r| paths::is_within(&real, r));
             if !ok {
-                return unresolved(display, Code::PathEscapesRoot, format!("resolves through a symlink to {real}"));
+                return unresolved(
+                    display,
+                    Code::PathEscapesRoot,
+                    format!("resolves through a symlink to {real}"),
+                );
             }
             if real != abs {
                 real_abs = Some(real);
             }
         }
     }
-    let real_display = real_abs.as_ref().map(|r| match paths::strip_root(r, roots.source) {
-        Some(rel) => rel.to_owned(),
-        None => r.clone(),
-    });
+    let real_display = real_abs
+        .as_ref()
+        .map(|r| match paths::strip_root(r, roots.source) {
+            Some(rel) => rel.to_owned(),
+            None => r.clone(),
+        });
     let name = abs.rsplit('/').next().unwrap_or("");
     if EXTERNAL_NAMES.contains(&name) {
         let evidence = format!("{name} is a lockfile/preset/package-manager file");
-        let gap = Gap::new(Code::ChangeExternalResource, format!("{display}: {evidence}"));
-        return Changed { display, real_display, class: Class::External, evidence, file: None, gap: Some(gap) };
+        let gap = Gap::new(
+            Code::ChangeExternalResource,
+            format!("{display}: {evidence}"),
+        );
+        return Changed {
+            display,
+            real_display,
+            class: Class::External,
+            evidence,
+            file: None,
+            gap: Some(gap),
+        };
     }
     let in_inputs = cmake_inputs.is_some_and(|inputs| inputs.binary_search(&abs).is_ok());
     if in_inputs || is_build_config_name(name) {
@@ -201,12 +251,26 @@ fn classify_one(
             "named like a CMake build file (CMakeLists.txt / *.cmake)".to_owned()
         };
         let gap = Gap::new(Code::ChangeBuildConfig, format!("{display}: {evidence}"));
-        return Changed { display, real_display, class: Class::BuildConfig, evidence, file: None, gap: Some(gap) };
+        return Changed {
+            display,
+            real_display,
+            class: Class::BuildConfig,
+            evidence,
+            file: None,
+            gap: Some(gap),
+        };
     }
     if !exists {
-        return unresolved(display, Code::ChangeDeleted, "does not exist (deleted or renamed away); current evidence cannot map it".into());
+        return unresolved(
+            display,
+            Code::ChangeDeleted,
+            "does not exist (deleted or renamed away); current evidence cannot map it".into(),
+        );
     }
-    let id = evidence.by_path.get(&abs).or_else(|| real_abs.as_ref().and_then(|r| evidence.by_path.get(r)));
+    let id = evidence
+        .by_path
+        .get(&abs)
+        .or_else(|| real_abs.as_ref().and_then(|r| evidence.by_path.get(r)));
     match id {
         Some(&id) if main_sources.contains(&id) => Changed {
             display,

@@ -156,7 +156,8 @@ pub enum Parsed {
 
 fn dir(flag: &str, p: Option<Utf8PathBuf>) -> Result<String, String> {
     let p = p.ok_or_else(|| format!("{flag} is required"))?;
-    let abs = paths::absolute_dir(&p).ok_or_else(|| format!("{flag} {p}: cannot determine the working directory"))?;
+    let abs = paths::absolute_dir(&p)
+        .ok_or_else(|| format!("{flag} {p}: cannot determine the working directory"))?;
     if !std::path::Path::new(&abs).is_dir() {
         return Err(format!("{flag} {p} is not a directory"));
     }
@@ -165,7 +166,8 @@ fn dir(flag: &str, p: Option<Utf8PathBuf>) -> Result<String, String> {
 
 fn file(flag: &str, p: Option<Utf8PathBuf>) -> Result<String, String> {
     let p = p.ok_or_else(|| format!("{flag} is required"))?;
-    paths::absolute_dir(&p).ok_or_else(|| format!("{flag} {p}: cannot determine the working directory"))
+    paths::absolute_dir(&p)
+        .ok_or_else(|| format!("{flag} {p}: cannot determine the working directory"))
 }
 
 fn split_changed(bytes: Vec<u8>, nul: bool) -> Vec<OsString> {
@@ -173,7 +175,13 @@ fn split_changed(bytes: Vec<u8>, nul: bool) -> Vec<OsString> {
     let sep = if nul { 0u8 } else { b'\n' };
     bytes
         .split(|b| *b == sep)
-        .map(|l| if !nul && l.ends_with(b"\r") { &l[..l.len() - 1] } else { l })
+        .map(|l| {
+            if !nul && l.ends_with(b"\r") {
+                &l[..l.len() - 1]
+            } else {
+                l
+            }
+        })
         .filter(|l| !l.is_empty())
         .map(|l| OsString::from_vec(l.to_vec()))
         .collect()
@@ -186,8 +194,16 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         Err(e) => {
             use clap::error::ErrorKind;
             return match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Ok(Parsed::Info(e.to_string())),
-                _ => Err(e.to_string().lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_owned()),
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    Ok(Parsed::Info(e.to_string()))
+                }
+                _ => Err(e
+                    .to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("invalid arguments")
+                    .trim_start_matches("error: ")
+                    .to_owned()),
             };
         }
     };
@@ -195,17 +211,23 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
     let build_dir = dir("--build-dir", cli.build_dir)?;
     let ctest_json = file("--ctest-json", cli.ctest_json)?;
     let dep_list = file("--dep-list", cli.dep_list)?;
-    let ci = cli.ci || (!cli.no_ci && std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1"));
+    let ci = cli.ci
+        || (!cli.no_ci
+            && std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1"));
     if cli.base.is_some() && (!cli.changed.is_empty() || cli.changed_from.is_some()) {
-        return Err("--base/--head cannot be combined with an explicit list (--changed/--changed-from)".into());
+        return Err(
+            "--base/--head cannot be combined with an explicit list (--changed/--changed-from)"
+                .into(),
+        );
     }
     let mut changed = cli.changed;
     if let Some(base) = &cli.base {
         if ci && cli.head.is_none() {
             return Err("CI mode (--ci or CI=true) never reads the working tree: pass --head REV with --base, or an explicit list (--no-ci to override)".into());
         }
-        let changes = crate::vcs::changed_paths(std::path::Path::new(&source_dir), base, cli.head.as_deref())
-            .map_err(|e| format!("cannot compute the change set: {e}"))?;
+        let changes =
+            crate::vcs::changed_paths(std::path::Path::new(&source_dir), base, cli.head.as_deref())
+                .map_err(|e| format!("cannot compute the change set: {e}"))?;
         changed.extend(changes.into_iter().map(|c| c.path.into_os_string()));
         if changed.is_empty() {
             return Err(format!(
@@ -217,15 +239,20 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
     if let Some(from) = cli.changed_from {
         let bytes = if from == "-" {
             let mut b = Vec::new();
-            stdin.read_to_end(&mut b).map_err(|e| format!("--changed-from -: cannot read stdin: {e}"))?;
+            stdin
+                .read_to_end(&mut b)
+                .map_err(|e| format!("--changed-from -: cannot read stdin: {e}"))?;
             b
         } else {
-            std::fs::read(&from).map_err(|e| format!("--changed-from {}: {e}", from.to_string_lossy()))?
+            std::fs::read(&from)
+                .map_err(|e| format!("--changed-from {}: {e}", from.to_string_lossy()))?
         };
         changed.extend(split_changed(bytes, cli.null));
     }
     if changed.is_empty() {
-        return Err("no changed paths given (an empty change set is not an analysis request)".into());
+        return Err(
+            "no changed paths given (an empty change set is not an analysis request)".into(),
+        );
     }
     let d = Limits::default();
     let limits = Limits {
@@ -266,8 +293,14 @@ mod tests {
 
     #[test]
     fn changed_lists_split() {
-        assert_eq!(split_changed(b"a\r\nb c\n\nd".to_vec(), false), vec!["a", "b c", "d"]);
-        assert_eq!(split_changed(b"a\nb\0c\0".to_vec(), true), vec!["a\nb", "c"]);
+        assert_eq!(
+            split_changed(b"a\r\nb c\n\nd".to_vec(), false),
+            vec!["a", "b c", "d"]
+        );
+        assert_eq!(
+            split_changed(b"a\nb\0c\0".to_vec(), true),
+            vec!["a\nb", "c"]
+        );
     }
 
     #[test]

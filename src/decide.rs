@@ -143,11 +143,16 @@ impl Decision {
     ) -> Outcome {
         self.gaps.sort();
         self.gaps.dedup();
-        let untrusted = self.gaps.iter().any(|g| g.code.severity() == Severity::CatalogueUntrusted);
+        let untrusted = self
+            .gaps
+            .iter()
+            .any(|g| g.code.severity() == Severity::CatalogueUntrusted);
         match all {
             None => {
                 if self.gaps.is_empty() {
-                    return Outcome::InternalError("catalogue missing without a recorded reason".into());
+                    return Outcome::InternalError(
+                        "catalogue missing without a recorded reason".into(),
+                    );
                 }
                 Outcome::FullSuiteRequired { gaps: self.gaps }
             }
@@ -155,7 +160,10 @@ impl Decision {
             Some(mut all) => {
                 all.sort();
                 if !self.gaps.is_empty() {
-                    return Outcome::FullSuiteSelected { all, gaps: self.gaps };
+                    return Outcome::FullSuiteSelected {
+                        all,
+                        gaps: self.gaps,
+                    };
                 }
                 let mut selected = selected;
                 selected.extend(forced.iter().map(|f| f.test.clone()));
@@ -164,12 +172,22 @@ impl Decision {
                 forced.sort();
                 forced.dedup();
                 // Invariant: every selected name is a catalogue name, and every selection has a reason.
-                let justified: std::collections::HashSet<&str> =
-                    chains.iter().map(|c| c.test.as_str()).chain(forced.iter().map(|f| f.test.as_str())).collect();
-                if selected.iter().any(|s| all.binary_search(s).is_err()) || selected.iter().any(|s| !justified.contains(s.as_str())) {
+                let justified: std::collections::HashSet<&str> = chains
+                    .iter()
+                    .map(|c| c.test.as_str())
+                    .chain(forced.iter().map(|f| f.test.as_str()))
+                    .collect();
+                if selected.iter().any(|s| all.binary_search(s).is_err())
+                    || selected.iter().any(|s| !justified.contains(s.as_str()))
+                {
                     return Outcome::InternalError("selected a test without evidence".into());
                 }
-                Outcome::SubsetSelected { selected, all, chains, forced }
+                Outcome::SubsetSelected {
+                    selected,
+                    all,
+                    chains,
+                    forced,
+                }
             }
         }
     }
@@ -184,7 +202,12 @@ mod tests {
     fn gaps_force_full_suite_and_untrusted_catalogue_forces_required() {
         let mut d = Decision::default();
         d.require_full(Gap::new(Code::DepEvidenceStale, "x"));
-        let o = d.finish(Some(vec!["b".into(), "a".into()]), vec!["a".into()], vec![], vec![]);
+        let o = d.finish(
+            Some(vec!["b".into(), "a".into()]),
+            vec!["a".into()],
+            vec![],
+            vec![],
+        );
         assert!(matches!(&o, Outcome::FullSuiteSelected { all, .. } if all == &["a", "b"]));
         assert_eq!(o.exit_code(), 3);
 
@@ -199,7 +222,8 @@ mod tests {
 
     #[test]
     fn subset_without_chain_is_internal_error() {
-        let o = Decision::default().finish(Some(vec!["a".into()]), vec!["a".into()], vec![], vec![]);
+        let o =
+            Decision::default().finish(Some(vec!["a".into()]), vec!["a".into()], vec![], vec![]);
         assert_eq!(o.exit_code(), 70);
         let o = Decision::default().finish(Some(vec!["a".into()]), vec![], vec![], vec![]);
         assert!(matches!(o, Outcome::SubsetSelected { ref selected, .. } if selected.is_empty()));

@@ -22,6 +22,9 @@ pub fn hex(bytes: &[u8]) -> String {
 mod tests {
     #[test]
     fn known_vector() {
-        assert_eq!(super::hex(&super::sha256(b"abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            super::hex(&super::sha256(b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 }

@@ -66,8 +66,13 @@ impl<'m> Graph<'m> {
         let n = model.targets.len();
         let mut fwd: Vec<Vec<usize>> = model.targets.iter().map(|t| t.deps.clone()).collect();
         let mut opaque: HashMap<usize, Opaque> = HashMap::new();
-        let object_dirs: HashMap<String, usize> =
-            model.targets.iter().enumerate().filter(|(_, t)| !t.dir_build.is_empty()).map(|(i, t)| (t.object_dir(), i)).collect();
+        let object_dirs: HashMap<String, usize> = model
+            .targets
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.dir_build.is_empty())
+            .map(|(i, t)| (t.object_dir(), i))
+            .collect();
         for (i, t) in model.targets.iter().enumerate() {
             for o in &t.object_inputs {
                 match owner_of_object(o, &object_dirs) {
@@ -75,7 +80,10 @@ impl<'m> Graph<'m> {
                     None => {
                         opaque.entry(i).or_insert(Opaque {
                             code: Code::GeneratedSource,
-                            detail: format!("target {:?} links object {o}, which no known target produces", t.name),
+                            detail: format!(
+                                "target {:?} links object {o}, which no known target produces",
+                                t.name
+                            ),
                         });
                     }
                 }
@@ -83,10 +91,17 @@ impl<'m> Graph<'m> {
             if let Some(c) = t.compiled.iter().find(|c| c.generated) {
                 opaque.entry(i).or_insert(Opaque {
                     code: Code::GeneratedSource,
-                    detail: format!("target {:?} compiles build-time generated source {}", t.name, c.path),
+                    detail: format!(
+                        "target {:?} compiles build-time generated source {}",
+                        t.name, c.path
+                    ),
                 });
             }
-            if let Some(c) = t.compiled.iter().find(|c| !crate::ingest::depfile::language_supported(&c.language)) {
+            if let Some(c) = t
+                .compiled
+                .iter()
+                .find(|c| !crate::ingest::depfile::language_supported(&c.language))
+            {
                 opaque.entry(i).or_insert(Opaque {
                     code: Code::UnsupportedLanguage,
                     detail: format!("target {:?} compiles {} as {}", t.name, c.path, c.language),
@@ -112,7 +127,10 @@ impl<'m> Graph<'m> {
                     None if paths::is_within(l, &model.build_root) => {
                         opaque.entry(i).or_insert(Opaque {
                             code: Code::UnknownLinkInput,
-                            detail: format!("target {:?} links {l}, which no known target produces", t.name),
+                            detail: format!(
+                                "target {:?} links {l}, which no known target produces",
+                                t.name
+                            ),
                         });
                     }
                     None => {}
@@ -122,7 +140,10 @@ impl<'m> Graph<'m> {
         for (t, header) in &deps.generated_includes {
             opaque.entry(*t).or_insert(Opaque {
                 code: Code::GeneratedSource,
-                detail: format!("target {:?} includes build-time generated header {header}", model.targets[*t].name),
+                detail: format!(
+                    "target {:?} includes build-time generated header {header}",
+                    model.targets[*t].name
+                ),
             });
         }
         for f in &mut fwd {
@@ -145,11 +166,20 @@ impl<'m> Graph<'m> {
                 by_artifact.entry(a.clone()).or_default().push(i);
             }
         }
-        Graph { model, rev, fwd, opaque, by_artifact }
+        Graph {
+            model,
+            rev,
+            fwd,
+            opaque,
+            by_artifact,
+        }
     }
 
     /// Targets whose artifact path occurs verbatim in any of `texts`, sorted.
-    pub fn referenced_targets<'a>(&self, texts: impl IntoIterator<Item = &'a String>) -> Vec<usize> {
+    pub fn referenced_targets<'a>(
+        &self,
+        texts: impl IntoIterator<Item = &'a String>,
+    ) -> Vec<usize> {
         let mut out = Vec::new();
         for s in texts {
             find_artifacts(s, &self.model.build_root, &self.by_artifact, &mut out);
@@ -237,7 +267,10 @@ impl<'m> Graph<'m> {
     pub fn coverage_scope(&self, test_roots: &[usize]) -> Vec<bool> {
         let mut roots: Vec<usize> = test_roots.to_vec();
         for (i, t) in self.model.targets.iter().enumerate() {
-            let loadable = matches!(t.kind, TargetKind::Executable | TargetKind::SharedLibrary | TargetKind::ModuleLibrary);
+            let loadable = matches!(
+                t.kind,
+                TargetKind::Executable | TargetKind::SharedLibrary | TargetKind::ModuleLibrary
+            );
             // A placeholder (unreadable target object) has no artifacts: keep it in scope.
             if (loadable && self.maybe_built(i)) || t.dir_build.is_empty() {
                 roots.push(i);
@@ -312,7 +345,11 @@ fn walk(start: &[usize], adj: &[Vec<usize>]) -> Vec<usize> {
             }
         }
     }
-    seen.iter().enumerate().filter(|(_, s)| **s).map(|(i, _)| i).collect()
+    seen.iter()
+        .enumerate()
+        .filter(|(_, s)| **s)
+        .map(|(i, _)| i)
+        .collect()
 }
 
 fn owner_of_object(obj: &str, object_dirs: &HashMap<String, usize>) -> Option<usize> {
@@ -334,7 +371,12 @@ fn owner_of_object(obj: &str, object_dirs: &HashMap<String, usize>) -> Option<us
 }
 
 /// Adds every target whose artifact path occurs verbatim in `s`.
-fn find_artifacts(s: &str, build_root: &str, by_artifact: &HashMap<String, Vec<usize>>, out: &mut Vec<usize>) {
+fn find_artifacts(
+    s: &str,
+    build_root: &str,
+    by_artifact: &HashMap<String, Vec<usize>>,
+    out: &mut Vec<usize>,
+) {
     if build_root.is_empty() {
         return;
     }
@@ -459,7 +501,10 @@ pub fn impact(
                     changed: c.display.clone(),
                     depfile: rel(&unit.depfile, &model.build_root),
                     tu: rel(&unit.source, &model.source_root),
-                    targets: path.iter().map(|&i| model.targets[i].name.clone()).collect(),
+                    targets: path
+                        .iter()
+                        .map(|&i| model.targets[i].name.clone())
+                        .collect(),
                 });
             }
         }
@@ -505,8 +550,18 @@ pub fn impact(
             | TargetKind::Utility => {}
         }
     }
-    out.affected = affected.iter().enumerate().filter(|(_, a)| **a).map(|(i, _)| i).collect();
-    out.selected = selected.iter().enumerate().filter(|(_, s)| **s).map(|(i, _)| i).collect();
+    out.affected = affected
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| **a)
+        .map(|(i, _)| i)
+        .collect();
+    out.selected = selected
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| **s)
+        .map(|(i, _)| i)
+        .collect();
     out.chains.sort();
     out
 }

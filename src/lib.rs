@@ -32,10 +32,17 @@ use policy::{OpaqueMode, Policy};
 use reason::{Code, Gap};
 
 /// Runs one invocation: parses `args`, analyses, writes stdout/stderr, returns the exit code.
-pub fn run(args: Vec<OsString>, stdin: &mut dyn Read, stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
+pub fn run(
+    args: Vec<OsString>,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> u8 {
     let mut out = Vec::new();
     let mut err = Vec::new();
-    let code = match catch_unwind(AssertUnwindSafe(|| analyse(args, stdin, &mut out, &mut err))) {
+    let code = match catch_unwind(AssertUnwindSafe(|| {
+        analyse(args, stdin, &mut out, &mut err)
+    })) {
         Ok(code) => code,
         Err(payload) => {
             let msg = payload
@@ -53,7 +60,10 @@ pub fn run(args: Vec<OsString>, stdin: &mut dyn Read, stdout: &mut dyn Write, st
     if stdout.write_all(&out).and_then(|_| stdout.flush()).is_err() {
         // A cut-off list would be a silent subset: the run is an internal error, and
         // stderr says only that (no state or chain that could read as a selection).
-        let _ = writeln!(stderr, "INTERNAL_ERROR\nreason INTERNAL_ERROR: cannot write the selection to stdout");
+        let _ = writeln!(
+            stderr,
+            "INTERNAL_ERROR\nreason INTERNAL_ERROR: cannot write the selection to stdout"
+        );
         return decide::exit::INTERNAL_ERROR;
     }
     let _ = stderr.write_all(&err).and_then(|_| stderr.flush());
@@ -122,8 +132,16 @@ pub struct Analysis {
 
 /// Steps 2-10 of the decision order. Pure with respect to output.
 pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
-    let reader = if req.needs_digests() { Reader::with_digests(req.limits.clone()) } else { Reader::new(req.limits.clone()) };
-    let changed_raw: Vec<String> = req.changed.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+    let reader = if req.needs_digests() {
+        Reader::with_digests(req.limits.clone())
+    } else {
+        Reader::new(req.limits.clone())
+    };
+    let changed_raw: Vec<String> = req
+        .changed
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
     let mut decision = Decision::default();
     let mut a = Analysis {
         outcome: Outcome::InternalError("analysis did not finish".into()),
@@ -145,12 +163,18 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
             None
         }
     };
-    let all: Option<Vec<String>> = catalogue.as_ref().map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
+    let all: Option<Vec<String>> = catalogue
+        .as_ref()
+        .map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
 
     // 3-4. Roots, versions, codemodel.
     let fa = ingest::file_api::load(
         &reader,
-        &ingest::file_api::Request { source_dir: &req.source_dir, build_dir: &req.build_dir, config: req.config.as_deref() },
+        &ingest::file_api::Request {
+            source_dir: &req.source_dir,
+            build_dir: &req.build_dir,
+            config: req.config.as_deref(),
+        },
     );
     decision.extend(fa.gaps);
     let Some(model) = fa.model else {
@@ -187,14 +211,20 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
                 }
                 Some(g.clone())
             }
-            graph::TestMapping::Mapped { direct } => direct.iter().find_map(|d| tainted.get(d)).map(|origin| {
-                let why = &graph.opaque[origin];
-                Gap::new(why.code, format!("test {:?}: {}", test.name, why.detail))
-            }),
+            graph::TestMapping::Mapped { direct } => {
+                direct.iter().find_map(|d| tainted.get(d)).map(|origin| {
+                    let why = &graph.opaque[origin];
+                    Gap::new(why.code, format!("test {:?}: {}", test.name, why.detail))
+                })
+            }
         };
         if let Some(g) = local_gap {
             if select_opaque {
-                forced.push(Forced { test: test.name.clone(), code: select_code::OPAQUE_BOUNDARY, detail: g.to_string() });
+                forced.push(Forced {
+                    test: test.name.clone(),
+                    code: select_code::OPAQUE_BOUNDARY,
+                    detail: g.to_string(),
+                });
             } else {
                 decision.require_full(g);
             }
@@ -211,12 +241,23 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
         .flatten()
         .chain(extra_reached.iter().copied())
         .collect();
-    decision.extend(ingest::depfile::coverage_gaps(&model, &deps, &graph.coverage_scope(&test_roots)));
+    decision.extend(ingest::depfile::coverage_gaps(
+        &model,
+        &deps,
+        &graph.coverage_scope(&test_roots),
+    ));
 
     // 8. Changed paths.
-    let main_sources: HashSet<ingest::depfile::FileId> =
-        deps.tus.iter().filter_map(|tu| deps.by_path.get(&tu.source).copied()).collect();
-    let roots = changes::Roots { user_source: &req.source_dir, source: &model.source_root, build: &model.build_root };
+    let main_sources: HashSet<ingest::depfile::FileId> = deps
+        .tus
+        .iter()
+        .filter_map(|tu| deps.by_path.get(&tu.source).copied())
+        .collect();
+    let roots = changes::Roots {
+        user_source: &req.source_dir,
+        source: &model.source_root,
+        build: &model.build_root,
+    };
     a.changed = changes::classify(
         &req.changed,
         &roots,
@@ -233,7 +274,14 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
         a.evidence = reader.digests();
         return a;
     };
-    let impact = graph::impact(&graph, &deps, &a.changed, catalogue, &mappings, &extra_reached);
+    let impact = graph::impact(
+        &graph,
+        &deps,
+        &a.changed,
+        catalogue,
+        &mappings,
+        &extra_reached,
+    );
     decision.extend(impact.gaps.iter().cloned());
 
     // Policy: always-run tests and label rules for matching paths.
@@ -256,16 +304,27 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
     units.sort();
     units.dedup();
     a.affected_units = units;
-    let mut d: Vec<String> = direct.iter().map(|&t| model.targets[t].name.clone()).collect();
+    let mut d: Vec<String> = direct
+        .iter()
+        .map(|&t| model.targets[t].name.clone())
+        .collect();
     d.sort();
-    let mut dep: Vec<String> =
-        impact.affected.iter().filter(|t| !direct.contains(t)).map(|&t| model.targets[t].name.clone()).collect();
+    let mut dep: Vec<String> = impact
+        .affected
+        .iter()
+        .filter(|t| !direct.contains(t))
+        .map(|&t| model.targets[t].name.clone())
+        .collect();
     dep.sort();
     a.affected_direct = d;
     a.affected_dependent = dep;
 
     // 10. Only now commit.
-    let selected: Vec<String> = impact.selected.iter().map(|&i| catalogue.tests[i].name.clone()).collect();
+    let selected: Vec<String> = impact
+        .selected
+        .iter()
+        .map(|&i| catalogue.tests[i].name.clone())
+        .collect();
     a.outcome = decision.finish(all, selected, impact.chains, forced);
     a.verdicts = if req.needs_verdicts() {
         verdicts(&a.outcome, catalogue, &graph, &mappings, &deps, &model)
@@ -277,36 +336,64 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
 }
 
 fn rel(path: &str, root: &str) -> String {
-    paths::strip_root(path, root).map(str::to_owned).unwrap_or_else(|| path.to_owned())
+    paths::strip_root(path, root)
+        .map(str::to_owned)
+        .unwrap_or_else(|| path.to_owned())
 }
 
-fn apply_policy(policy: &Policy, catalogue: &ingest::ctest::Catalogue, changed: &[changes::Changed]) -> (Vec<Forced>, Vec<Gap>) {
+fn apply_policy(
+    policy: &Policy,
+    catalogue: &ingest::ctest::Catalogue,
+    changed: &[changes::Changed],
+) -> (Vec<Forced>, Vec<Gap>) {
     let mut forced = Vec::new();
     let mut gaps = Vec::new();
     let with_label = |label: &str| -> Vec<&str> {
-        catalogue.tests.iter().filter(|t| t.labels.iter().any(|l| l == label)).map(|t| t.name.as_str()).collect()
+        catalogue
+            .tests
+            .iter()
+            .filter(|t| t.labels.iter().any(|l| l == label))
+            .map(|t| t.name.as_str())
+            .collect()
     };
     for name in &policy.always_tests {
         if catalogue.tests.iter().any(|t| &t.name == name) {
-            forced.push(Forced { test: name.clone(), code: select_code::ALWAYS_RUN, detail: format!("policy always_run.tests lists {name:?}") });
+            forced.push(Forced {
+                test: name.clone(),
+                code: select_code::ALWAYS_RUN,
+                detail: format!("policy always_run.tests lists {name:?}"),
+            });
         } else {
-            gaps.push(Gap::new(Code::PolicyTestUnknown, format!("always_run.tests names {name:?}, which is not registered")));
+            gaps.push(Gap::new(
+                Code::PolicyTestUnknown,
+                format!("always_run.tests names {name:?}, which is not registered"),
+            ));
         }
     }
     for label in &policy.always_labels {
         let tests = with_label(label);
         if tests.is_empty() {
-            gaps.push(Gap::new(Code::PolicyLabelUncovered, format!("always_run.labels requires label {label:?}, which no test carries")));
+            gaps.push(Gap::new(
+                Code::PolicyLabelUncovered,
+                format!("always_run.labels requires label {label:?}, which no test carries"),
+            ));
         }
         for t in tests {
-            forced.push(Forced { test: t.to_owned(), code: select_code::ALWAYS_RUN, detail: format!("policy always_run.labels: label {label:?}") });
+            forced.push(Forced {
+                test: t.to_owned(),
+                code: select_code::ALWAYS_RUN,
+                detail: format!("policy always_run.labels: label {label:?}"),
+            });
         }
     }
     for (ri, rule) in policy.rules.iter().enumerate() {
         for c in changed {
             // Match the path as given and its real spelling: a symlink must not bypass a rule.
             let spellings = std::iter::once(&c.display).chain(c.real_display.as_ref());
-            let Some(glob) = spellings.clone().find_map(|p| rule.paths.iter().find(|g| policy::glob_match(g, p))) else {
+            let Some(glob) = spellings
+                .clone()
+                .find_map(|p| rule.paths.iter().find(|g| policy::glob_match(g, p)))
+            else {
                 continue;
             };
             for label in &rule.require_labels {
@@ -321,7 +408,11 @@ fn apply_policy(policy: &Policy, catalogue: &ingest::ctest::Catalogue, changed: 
                     forced.push(Forced {
                         test: t.to_owned(),
                         code: select_code::POLICY_PATH_RULE,
-                        detail: format!("rule {}: {} matches {glob:?}, which requires label {label:?}", ri + 1, c.display),
+                        detail: format!(
+                            "rule {}: {} matches {glob:?}, which requires label {label:?}",
+                            ri + 1,
+                            c.display
+                        ),
                     });
                 }
             }
@@ -331,9 +422,18 @@ fn apply_policy(policy: &Policy, catalogue: &ingest::ctest::Catalogue, changed: 
 }
 
 /// Verdicts when no graph exists: every test selected with the fallback reasons.
-fn fallback_verdicts(outcome: &Outcome, catalogue: Option<&ingest::ctest::Catalogue>) -> Vec<Verdict> {
-    let (Outcome::FullSuiteSelected { gaps, .. }, Some(cat)) = (outcome, catalogue) else { return Vec::new() };
-    let mut v: Vec<Verdict> = cat.tests.iter().map(|t| fallback_verdict(t, gaps)).collect();
+fn fallback_verdicts(
+    outcome: &Outcome,
+    catalogue: Option<&ingest::ctest::Catalogue>,
+) -> Vec<Verdict> {
+    let (Outcome::FullSuiteSelected { gaps, .. }, Some(cat)) = (outcome, catalogue) else {
+        return Vec::new();
+    };
+    let mut v: Vec<Verdict> = cat
+        .tests
+        .iter()
+        .map(|t| fallback_verdict(t, gaps))
+        .collect();
     v.sort_by(|a, b| a.name.cmp(&b.name));
     v
 }
@@ -353,7 +453,12 @@ fn fallback_verdict(t: &ingest::ctest::Test, gaps: &[Gap]) -> Verdict {
                 .iter()
                 .take(25)
                 .map(|g| g.to_string())
-                .chain((gaps.len() > 25).then(|| format!("... and {} more fallback reasons (see fallback_reasons)", gaps.len() - 25)))
+                .chain((gaps.len() > 25).then(|| {
+                    format!(
+                        "... and {} more fallback reasons (see fallback_reasons)",
+                        gaps.len() - 25
+                    )
+                }))
                 .collect(),
         }],
         closure: Vec::new(),
@@ -369,9 +474,16 @@ fn verdicts(
     model: &ingest::file_api::Codemodel,
 ) -> Vec<Verdict> {
     let (selected, chains, forced) = match outcome {
-        Outcome::SubsetSelected { selected, chains, forced, .. } => (selected, chains, forced),
+        Outcome::SubsetSelected {
+            selected,
+            chains,
+            forced,
+            ..
+        } => (selected, chains, forced),
         Outcome::FullSuiteSelected { .. } => return fallback_verdicts(outcome, Some(catalogue)),
-        Outcome::FullSuiteRequired { .. } | Outcome::UsageError(_) | Outcome::InternalError(_) => return Vec::new(),
+        Outcome::FullSuiteRequired { .. } | Outcome::UsageError(_) | Outcome::InternalError(_) => {
+            return Vec::new()
+        }
     };
     let mut units_of: BTreeMap<usize, usize> = BTreeMap::new();
     for tu in &deps.tus {

@@ -114,7 +114,10 @@ pub fn is_within(path: &str, root: &str) -> bool {
     }
     // Most depfile prerequisites are system headers: reject them on the first
     // eight bytes inline, before a full comparison.
-    if r.len() >= 8 && u64::from_ne_bytes([p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]]) != u64::from_ne_bytes([r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]]) {
+    if r.len() >= 8
+        && u64::from_ne_bytes([p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]])
+            != u64::from_ne_bytes([r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]])
+    {
         return false;
     }
     p[..r.len()] == *r && (p.len() == r.len() || p[r.len()] == b'/')

@@ -103,19 +103,30 @@ pub fn load(explicit: Option<&str>, source_dir: &str) -> Result<Policy, String> 
         None => return Ok(Policy::default()),
     };
     let bytes = std::fs::read(&path).map_err(|e| format!("policy {path}: {e}"))?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| format!("policy {path}: not valid UTF-8"))?;
-    let raw: RawPolicy = toml::from_str(text).map_err(|e| format!("policy {path}: {}", e.message()))?;
+    let text =
+        std::str::from_utf8(&bytes).map_err(|_| format!("policy {path}: not valid UTF-8"))?;
+    let raw: RawPolicy =
+        toml::from_str(text).map_err(|e| format!("policy {path}: {}", e.message()))?;
     let always = raw.always_run.unwrap_or_default();
     for r in &raw.rule {
         if r.paths.is_empty() || r.require_labels.is_empty() {
-            return Err(format!("policy {path}: every [[rule]] needs non-empty paths and require_labels"));
+            return Err(format!(
+                "policy {path}: every [[rule]] needs non-empty paths and require_labels"
+            ));
         }
     }
     Ok(Policy {
         opaque: raw.opaque.unwrap_or_default(),
         always_tests: always.tests,
         always_labels: always.labels,
-        rules: raw.rule.into_iter().map(|r| Rule { paths: r.paths, require_labels: r.require_labels }).collect(),
+        rules: raw
+            .rule
+            .into_iter()
+            .map(|r| Rule {
+                paths: r.paths,
+                require_labels: r.require_labels,
+            })
+            .collect(),
         source: Some(path),
         identity: Some(crate::digest::hex(&crate::digest::sha256(&bytes))),
     })
@@ -159,7 +170,10 @@ mod tests {
     #[test]
     fn globs() {
         assert!(glob_match("libs/net/**", "libs/net/src/codec.cpp"));
-        assert!(glob_match("libs/**/*.hpp", "libs/net/include/net/codec.hpp"));
+        assert!(glob_match(
+            "libs/**/*.hpp",
+            "libs/net/include/net/codec.hpp"
+        ));
         assert!(glob_match("**/CMakeLists.txt", "CMakeLists.txt"));
         assert!(glob_match("*.md", "README.md"));
         assert!(!glob_match("*.md", "docs/README.md"));
@@ -179,7 +193,9 @@ mod tests {
         assert_eq!(pol.rules.len(), 1);
         assert_eq!(pol.identity.as_ref().unwrap().len(), 64);
         std::fs::write(&p, "opaqe = \"select\"\n").unwrap();
-        assert!(load(Some(p.to_str().unwrap()), "/x").unwrap_err().contains("unknown field"));
+        assert!(load(Some(p.to_str().unwrap()), "/x")
+            .unwrap_err()
+            .contains("unknown field"));
         std::fs::write(&p, "opaque = \"maybe\"\n").unwrap();
         assert!(load(Some(p.to_str().unwrap()), "/x").is_err());
         std::fs::write(&p, "[always_run]\ntest=[\"a\"]\n").unwrap();

@@ -157,7 +157,10 @@ pub struct Gap {
 impl Gap {
     /// A gap with a detail line.
     pub fn new(code: Code, detail: impl Into<String>) -> Self {
-        Gap { code, detail: detail.into() }
+        Gap {
+            code,
+            detail: detail.into(),
+        }
     }
 }
 
@@ -177,14 +180,21 @@ mod tests {
         for c in Code::ALL {
             let s = c.as_str();
             assert!(seen.insert(s), "duplicate code {s}");
-            assert!(s.chars().all(|ch| ch.is_ascii_uppercase() || ch == '_' || ch.is_ascii_digit()), "{s}");
+            assert!(
+                s.chars()
+                    .all(|ch| ch.is_ascii_uppercase() || ch == '_' || ch.is_ascii_digit()),
+                "{s}"
+            );
             assert!(!c.explanation().is_empty());
         }
     }
 
     #[test]
     fn codes_frozen() {
-        let codes: Vec<_> = Code::ALL.iter().map(|c| format!("{} {:?}", c.as_str(), c.severity())).collect();
+        let codes: Vec<_> = Code::ALL
+            .iter()
+            .map(|c| format!("{} {:?}", c.as_str(), c.severity()))
+            .collect();
         insta::assert_snapshot!(codes.join("\n"));
     }
 }

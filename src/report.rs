@@ -44,7 +44,9 @@ pub fn render_state_only(outcome: &Outcome, err: &mut Vec<u8>) {
         Outcome::InternalError(msg) => {
             let _ = writeln!(err, "reason INTERNAL_ERROR: {}", one_line(msg));
         }
-        Outcome::FullSuiteRequired { gaps } | Outcome::FullSuiteSelected { gaps, .. } => write_gaps(gaps, err),
+        Outcome::FullSuiteRequired { gaps } | Outcome::FullSuiteSelected { gaps, .. } => {
+            write_gaps(gaps, err)
+        }
         Outcome::SubsetSelected { .. } => {}
     }
 }
@@ -52,7 +54,12 @@ pub fn render_state_only(outcome: &Outcome, err: &mut Vec<u8>) {
 /// Renders a finished analysis. Fails (→ USAGE_ERROR) only when the request
 /// cannot be honoured: a selection a ctest regex cannot carry, an unknown
 /// `--explain` test, or an unwritable receipt.
-pub fn render(a: &Analysis, req: &Request, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result<(), String> {
+pub fn render(
+    a: &Analysis,
+    req: &Request,
+    out: &mut Vec<u8>,
+    err: &mut Vec<u8>,
+) -> Result<(), String> {
     let outcome = &a.outcome;
     if let Outcome::UsageError(_) | Outcome::InternalError(_) = outcome {
         // Nothing on stdout and no receipt: these states make no claim at all.
@@ -63,22 +70,49 @@ pub fn render(a: &Analysis, req: &Request, out: &mut Vec<u8>, err: &mut Vec<u8>)
     let _ = writeln!(err, "{}", outcome.state());
     if req.explain_changes {
         for c in &a.changed {
-            let _ = writeln!(err, "change {}: {} ({})", c.display, c.class.as_str(), c.evidence);
+            let _ = writeln!(
+                err,
+                "change {}: {} ({})",
+                c.display,
+                c.class.as_str(),
+                c.evidence
+            );
         }
     }
     let selection: Option<&[String]> = match outcome {
-        Outcome::SubsetSelected { selected, all, chains, forced } => {
+        Outcome::SubsetSelected {
+            selected,
+            all,
+            chains,
+            forced,
+        } => {
             let skipped = all.len() - selected.len();
-            let _ = writeln!(err, "selected {} of {} tests ({} skipped)", selected.len(), all.len(), skipped);
+            let _ = writeln!(
+                err,
+                "selected {} of {} tests ({} skipped)",
+                selected.len(),
+                all.len(),
+                skipped
+            );
             write_chains(chains, err);
             for f in forced {
-                let _ = writeln!(err, "forced {}: {}: {}", f.test, f.code, one_line(&f.detail));
+                let _ = writeln!(
+                    err,
+                    "forced {}: {}: {}",
+                    f.test,
+                    f.code,
+                    one_line(&f.detail)
+                );
             }
             Some(selected)
         }
         Outcome::FullSuiteSelected { all, gaps } => {
             write_gaps(gaps, err);
-            let _ = writeln!(err, "selected all {} tests: a subset cannot be defended", all.len());
+            let _ = writeln!(
+                err,
+                "selected all {} tests: a subset cannot be defended",
+                all.len()
+            );
             Some(all)
         }
         Outcome::FullSuiteRequired { gaps } => {
@@ -133,7 +167,10 @@ pub fn render(a: &Analysis, req: &Request, out: &mut Vec<u8>, err: &mut Vec<u8>)
 fn explain(a: &Analysis, names: &[String], out: &mut Vec<u8>) -> Result<(), String> {
     for name in names {
         if let Outcome::FullSuiteRequired { .. } = a.outcome {
-            let _ = writeln!(out, "test {name}: no verdict (FULL_SUITE_REQUIRED: the catalogue cannot be trusted)");
+            let _ = writeln!(
+                out,
+                "test {name}: no verdict (FULL_SUITE_REQUIRED: the catalogue cannot be trusted)"
+            );
             continue;
         }
         let v = a
@@ -141,7 +178,11 @@ fn explain(a: &Analysis, names: &[String], out: &mut Vec<u8>) -> Result<(), Stri
             .iter()
             .find(|v| &v.name == name)
             .ok_or_else(|| format!("--explain {name:?}: no such registered test"))?;
-        let action = if v.selected { "selected" } else { "skipped (safe to skip)" };
+        let action = if v.selected {
+            "selected"
+        } else {
+            "skipped (safe to skip)"
+        };
         let _ = writeln!(out, "test {}: {} [{}]", v.name, action, a.outcome.state());
         for r in &v.reasons {
             let _ = writeln!(out, "  reason {}: {}", r.code, one_line(&r.detail));
@@ -150,8 +191,11 @@ fn explain(a: &Analysis, names: &[String], out: &mut Vec<u8>) -> Result<(), Stri
             }
         }
         if !v.closure.is_empty() {
-            let parts: Vec<String> =
-                v.closure.iter().map(|c| format!("{} ({}, {} units)", c.target, c.kind, c.units)).collect();
+            let parts: Vec<String> = v
+                .closure
+                .iter()
+                .map(|c| format!("{} ({}, {} units)", c.target, c.kind, c.units))
+                .collect();
             let _ = writeln!(out, "  closure: {}", parts.join(", "));
         }
     }
@@ -159,7 +203,11 @@ fn explain(a: &Analysis, names: &[String], out: &mut Vec<u8>) -> Result<(), Stri
 }
 
 fn one_line(s: &str) -> String {
-    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The one-line text of a chain (also used as the plan's reason detail).
@@ -190,7 +238,12 @@ fn write_gaps(gaps: &[Gap], err: &mut Vec<u8>) {
             let _ = writeln!(err, "reason {}: {}", code.as_str(), one_line(&g.detail));
         }
         if list.len() > MAX_REASONS_PER_CODE {
-            let _ = writeln!(err, "reason {}: ... and {} more", code.as_str(), list.len() - MAX_REASONS_PER_CODE);
+            let _ = writeln!(
+                err,
+                "reason {}: ... and {} more",
+                code.as_str(),
+                list.len() - MAX_REASONS_PER_CODE
+            );
         }
     }
 }

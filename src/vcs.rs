@@ -85,7 +85,9 @@ pub enum VcsError {
 }
 
 fn git_err(context: &str, e: impl std::fmt::Display) -> VcsError {
-    VcsError::Git { detail: format!("{context}: {e}") }
+    VcsError::Git {
+        detail: format!("{context}: {e}"),
+    }
 }
 
 /// Discovers the repository containing `source_dir` (the directory itself or any ancestor),
@@ -95,10 +97,18 @@ fn git_err(context: &str, e: impl std::fmt::Display) -> VcsError {
 /// non-ignored files and staged changes. Renames are a deletion plus an addition. A changed
 /// gitlink is one changed path. The result is sorted by path and de-duplicated; paths
 /// outside `source_dir` are returned too.
-pub fn changed_paths(source_dir: &Path, base: &str, head: Option<&str>) -> Result<Vec<VcsChange>, VcsError> {
+pub fn changed_paths(
+    source_dir: &Path,
+    base: &str,
+    head: Option<&str>,
+) -> Result<Vec<VcsChange>, VcsError> {
     let repo = discover(source_dir)?;
-    let root = workdir_of(&repo)
-        .ok_or_else(|| VcsError::Git { detail: format!("{} is a bare repository: it has no working tree", repo.git_dir().display()) })?;
+    let root = workdir_of(&repo).ok_or_else(|| VcsError::Git {
+        detail: format!(
+            "{} is a bare repository: it has no working tree",
+            repo.git_dir().display()
+        ),
+    })?;
     let base_tree = resolve_tree(&repo, base)?;
     let mut out = Changes::default();
     match head {
@@ -112,7 +122,11 @@ pub fn changed_paths(source_dir: &Path, base: &str, head: Option<&str>) -> Resul
         }
         None => worktree_changes(&repo, Some(base_tree), &root, &mut out, 0)?,
     }
-    Ok(out.0.into_iter().map(|(path, kind)| VcsChange { path, kind }).collect())
+    Ok(out
+        .0
+        .into_iter()
+        .map(|(path, kind)| VcsChange { path, kind })
+        .collect())
 }
 
 /// Options that read the repository's own config plus the system and user config files, but
@@ -124,12 +138,26 @@ fn open_options() -> gix::open::Options {
     // Only to locate ~/.gitconfig and the user's global excludes file (core.excludesFile).
     env.home = gix::sec::Permission::Allow;
     env.xdg_config_home = gix::sec::Permission::Allow;
-    let config = Config { git_binary: false, system: true, git: true, user: true, env: false, includes: true };
-    gix::open::Options::isolated().permissions(gix::open::Permissions { env, config, attributes: Attributes::isolated() })
+    let config = Config {
+        git_binary: false,
+        system: true,
+        git: true,
+        user: true,
+        env: false,
+        includes: true,
+    };
+    gix::open::Options::isolated().permissions(gix::open::Permissions {
+        env,
+        config,
+        attributes: Attributes::isolated(),
+    })
 }
 
 fn discover(source_dir: &Path) -> Result<gix::Repository, VcsError> {
-    let no_repo = |detail: String| VcsError::NoRepository { dir: source_dir.to_path_buf(), detail };
+    let no_repo = |detail: String| VcsError::NoRepository {
+        dir: source_dir.to_path_buf(),
+        detail,
+    };
     let dir = std::path::absolute(source_dir).map_err(|e| no_repo(e.to_string()))?;
     if !dir.is_dir() {
         return Err(no_repo("not a directory".into()));
@@ -137,7 +165,10 @@ fn discover(source_dir: &Path) -> Result<gix::Repository, VcsError> {
     let opts = open_options();
     // Repositories owned by another user get "reduced" trust; reading is all we do, so both
     // levels open the same way (no safe.directory refusal).
-    let trust_map = gix::sec::trust::Mapping { full: opts.clone(), reduced: opts };
+    let trust_map = gix::sec::trust::Mapping {
+        full: opts.clone(),
+        reduced: opts,
+    };
     gix::ThreadSafeRepository::discover_opts(&dir, Default::default(), trust_map)
         .map(gix::Repository::from)
         .map_err(|e| no_repo(e.to_string()))
@@ -150,21 +181,35 @@ fn workdir_of(repo: &gix::Repository) -> Option<PathBuf> {
 
 /// Resolves `rev` to a commit present in the object database and returns its tree id.
 fn resolve_tree(repo: &gix::Repository, rev: &str) -> Result<ObjectId, VcsError> {
-    let unresolved = |detail: String| VcsError::UnresolvedRevision { rev: rev.to_string(), detail };
+    let unresolved = |detail: String| VcsError::UnresolvedRevision {
+        rev: rev.to_string(),
+        detail,
+    };
     if rev.is_empty() {
         return Err(unresolved("empty revision".into()));
     }
-    let id = repo.rev_parse_single(rev).map_err(|e| unresolved(e.to_string()))?;
-    let object = id.object().map_err(|e| unresolved(format!("object {id} is not available: {e}")))?;
-    let commit = object.peel_to_commit().map_err(|e| unresolved(format!("{id} is not a commit: {e}")))?;
-    let tree = commit.tree_id().map_err(|e| git_err(&format!("cannot read commit {}", commit.id), e))?;
+    let id = repo
+        .rev_parse_single(rev)
+        .map_err(|e| unresolved(e.to_string()))?;
+    let object = id
+        .object()
+        .map_err(|e| unresolved(format!("object {id} is not available: {e}")))?;
+    let commit = object
+        .peel_to_commit()
+        .map_err(|e| unresolved(format!("{id} is not a commit: {e}")))?;
+    let tree = commit
+        .tree_id()
+        .map_err(|e| git_err(&format!("cannot read commit {}", commit.id), e))?;
     Ok(tree.detach())
 }
 
 /// What a path holds on one side of a comparison. Trees are never items; only leaves are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Item {
-    File { exec: bool, id: ObjectId },
+    File {
+        exec: bool,
+        id: ObjectId,
+    },
     Link(ObjectId),
     Gitlink(ObjectId),
     /// An unmerged index entry: differs from everything.
@@ -189,8 +234,12 @@ fn kind_of(old: Option<Item>, new: Option<Item>) -> Option<ChangeKind> {
         (Some(_), None) => ChangeKind::Deleted,
         (Some(a), Some(b)) if a == b && a != Conflict => return None,
         (Some(Conflict), _) | (_, Some(Conflict)) => ChangeKind::Modified,
-        (Some(File { exec: e1, .. }), Some(File { exec: e2, .. })) if e1 != e2 => ChangeKind::TypeOrModeChanged,
-        (Some(File { .. }), Some(File { .. })) | (Some(Link(_)), Some(Link(_))) => ChangeKind::Modified,
+        (Some(File { exec: e1, .. }), Some(File { exec: e2, .. })) if e1 != e2 => {
+            ChangeKind::TypeOrModeChanged
+        }
+        (Some(File { .. }), Some(File { .. })) | (Some(Link(_)), Some(Link(_))) => {
+            ChangeKind::Modified
+        }
         (Some(Gitlink(_)), Some(Gitlink(_))) => ChangeKind::SubmoduleMoved,
         (Some(_), Some(_)) => ChangeKind::TypeOrModeChanged,
     })
@@ -212,24 +261,39 @@ impl Changes {
 fn rel_to_path(rel: &BStr) -> Result<PathBuf, VcsError> {
     gix::path::from_bstr(rel)
         .map(|p| p.into_owned())
-        .map_err(|e| git_err(&format!("path {rel:?} cannot be represented on this platform"), e))
+        .map_err(|e| {
+            git_err(
+                &format!("path {rel:?} cannot be represented on this platform"),
+                e,
+            )
+        })
 }
 
 fn os_to_bytes(name: &std::ffi::OsStr) -> Result<BString, VcsError> {
     gix::path::os_str_into_bstr(name)
         .map(|b| b.to_owned())
-        .map_err(|e| git_err(&format!("file name {name:?} cannot be represented as git path bytes"), e))
+        .map_err(|e| {
+            git_err(
+                &format!("file name {name:?} cannot be represented as git path bytes"),
+                e,
+            )
+        })
 }
 
 fn find_tree(repo: &gix::Repository, id: ObjectId) -> Result<gix::Tree<'_>, VcsError> {
-    repo.find_tree(id).map_err(|e| git_err(&format!("cannot read tree {id}"), e))
+    repo.find_tree(id)
+        .map_err(|e| git_err(&format!("cannot read tree {id}"), e))
 }
 
 /// One leaf-level difference: `(repository-relative path, old, new)`; `old != new`.
 type LeafChange = (BString, Option<Item>, Option<Item>);
 
 /// Leaf-level differences between two trees.
-fn diff_trees(repo: &gix::Repository, old: ObjectId, new: ObjectId) -> Result<Vec<LeafChange>, VcsError> {
+fn diff_trees(
+    repo: &gix::Repository,
+    old: ObjectId,
+    new: ObjectId,
+) -> Result<Vec<LeafChange>, VcsError> {
     use gix::diff::tree::recorder::Change;
     if old == new {
         return Ok(Vec::new());
@@ -248,11 +312,29 @@ fn diff_trees(repo: &gix::Repository, old: ObjectId, new: ObjectId) -> Result<Ve
     let mut out = Vec::new();
     for change in recorder.records {
         let (path, a, b) = match change {
-            Change::Addition { entry_mode, oid, path, .. } => (path, None, item_of(entry_mode.kind(), oid)),
-            Change::Deletion { entry_mode, oid, path, .. } => (path, item_of(entry_mode.kind(), oid), None),
-            Change::Modification { previous_entry_mode, previous_oid, entry_mode, oid, path } => {
-                (path, item_of(previous_entry_mode.kind(), previous_oid), item_of(entry_mode.kind(), oid))
-            }
+            Change::Addition {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => (path, None, item_of(entry_mode.kind(), oid)),
+            Change::Deletion {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => (path, item_of(entry_mode.kind(), oid), None),
+            Change::Modification {
+                previous_entry_mode,
+                previous_oid,
+                entry_mode,
+                oid,
+                path,
+            } => (
+                path,
+                item_of(previous_entry_mode.kind(), previous_oid),
+                item_of(entry_mode.kind(), oid),
+            ),
         };
         if a != b {
             out.push((path, a, b));
@@ -262,9 +344,18 @@ fn diff_trees(repo: &gix::Repository, old: ObjectId, new: ObjectId) -> Result<Ve
 }
 
 /// Every leaf of `tree`, keyed by repository-relative path.
-fn flatten_tree(repo: &gix::Repository, tree: ObjectId, prefix: &BStr, into: &mut BTreeMap<BString, Item>) -> Result<(), VcsError> {
+fn flatten_tree(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    prefix: &BStr,
+    into: &mut BTreeMap<BString, Item>,
+) -> Result<(), VcsError> {
     let tree = find_tree(repo, tree)?;
-    let entries = tree.traverse().breadthfirst.files().map_err(|e| git_err(&format!("cannot walk tree {}", tree.id), e))?;
+    let entries = tree
+        .traverse()
+        .breadthfirst
+        .files()
+        .map_err(|e| git_err(&format!("cannot walk tree {}", tree.id), e))?;
     for e in entries {
         if let Some(item) = item_of(e.mode.kind(), e.oid) {
             let mut path = BString::from(prefix);
@@ -290,31 +381,59 @@ const MAX_SUBMODULE_DEPTH: u32 = 32;
 
 /// Compares `base_tree` (`None`: empty) with the working tree of `repo`, recording changes as
 /// absolute paths under `root` (the repository's working directory).
-fn worktree_changes(repo: &gix::Repository, base_tree: Option<ObjectId>, root: &Path, out: &mut Changes, depth: u32) -> Result<(), VcsError> {
+fn worktree_changes(
+    repo: &gix::Repository,
+    base_tree: Option<ObjectId>,
+    root: &Path,
+    out: &mut Changes,
+    depth: u32,
+) -> Result<(), VcsError> {
     if depth > MAX_SUBMODULE_DEPTH {
-        return Err(VcsError::Git { detail: format!("submodules nested deeper than {MAX_SUBMODULE_DEPTH} levels at {}", root.display()) });
+        return Err(VcsError::Git {
+            detail: format!(
+                "submodules nested deeper than {MAX_SUBMODULE_DEPTH} levels at {}",
+                root.display()
+            ),
+        });
     }
     let mut base = BTreeMap::new();
     if let Some(tree) = base_tree {
         flatten_tree(repo, tree, BStr::new(""), &mut base)?;
     }
 
-    let index = repo.index_or_empty().map_err(|e| git_err("cannot read the index", e))?;
+    let index = repo
+        .index_or_empty()
+        .map_err(|e| git_err("cannot read the index", e))?;
     let mut staged: BTreeMap<BString, Staged> = BTreeMap::new();
     for entry in index.entries() {
         let path = entry.path(&index);
-        let skip_worktree = entry.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE);
+        let skip_worktree = entry
+            .flags
+            .contains(gix::index::entry::Flags::SKIP_WORKTREE);
         if entry.mode.is_sparse() {
             // A sparse index keeps a whole directory as one tree entry; expand it.
             let mut leaves = BTreeMap::new();
             flatten_tree(repo, entry.id, path, &mut leaves)?;
-            staged.extend(leaves.into_iter().map(|(p, item)| (p, Staged { item, skip_worktree: true })));
+            staged.extend(leaves.into_iter().map(|(p, item)| {
+                (
+                    p,
+                    Staged {
+                        item,
+                        skip_worktree: true,
+                    },
+                )
+            }));
             continue;
         }
         let item = if entry.stage_raw() != 0 {
             Item::Conflict
         } else {
-            match entry.mode.to_tree_entry_mode().map(|m| m.kind()).and_then(|k| item_of(k, entry.id)) {
+            match entry
+                .mode
+                .to_tree_entry_mode()
+                .map(|m| m.kind())
+                .and_then(|k| item_of(k, entry.id))
+            {
                 Some(item) => item,
                 None => Item::Conflict, // unknown mode: treat as changed
             }
@@ -322,7 +441,10 @@ fn worktree_changes(repo: &gix::Repository, base_tree: Option<ObjectId>, root: &
         staged
             .entry(path.to_owned())
             .and_modify(|s| s.item = Item::Conflict)
-            .or_insert(Staged { item, skip_worktree });
+            .or_insert(Staged {
+                item,
+                skip_worktree,
+            });
     }
 
     let fs = {
@@ -349,7 +471,8 @@ fn worktree_changes(repo: &gix::Repository, base_tree: Option<ObjectId>, root: &
         .iter()
         .copied()
         .filter(|p| {
-            matches!(base.get(*p), Some(Item::Gitlink(_))) || matches!(staged.get(*p).map(|s| s.item), Some(Item::Gitlink(_)))
+            matches!(base.get(*p), Some(Item::Gitlink(_)))
+                || matches!(staged.get(*p).map(|s| s.item), Some(Item::Gitlink(_)))
         })
         .collect();
 
@@ -363,10 +486,23 @@ fn worktree_changes(repo: &gix::Repository, base_tree: Option<ObjectId>, root: &
             Some(s) if s.skip_worktree => Some(s.item),
             _ => {
                 let expected = i.or(b);
-                worktree_item(repo, root, path.as_ref(), expected, &fs, &mut dirs, out, depth)?
+                worktree_item(
+                    repo,
+                    root,
+                    path.as_ref(),
+                    expected,
+                    &fs,
+                    &mut dirs,
+                    out,
+                    depth,
+                )?
             }
         };
-        let kind = if w != b || w == Some(Item::Conflict) { kind_of(b, w) } else { kind_of(b, i) };
+        let kind = if w != b || w == Some(Item::Conflict) {
+            kind_of(b, w)
+        } else {
+            kind_of(b, i)
+        };
         if let Some(kind) = kind {
             out.insert(root, path.as_ref(), kind)?;
         }
@@ -374,10 +510,18 @@ fn worktree_changes(repo: &gix::Repository, base_tree: Option<ObjectId>, root: &
 
     // 2. Untracked, non-ignored files.
     let mut excludes = repo
-        .excludes(&index, None, gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped)
+        .excludes(
+            &index,
+            None,
+            gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+        )
         .map_err(|e| git_err("cannot load ignore rules", e))?;
     let mut is_ignored = |rel: &BStr, is_dir: bool| -> Result<bool, VcsError> {
-        let mode = if is_dir { gix::index::entry::Mode::DIR } else { gix::index::entry::Mode::FILE };
+        let mode = if is_dir {
+            gix::index::entry::Mode::DIR
+        } else {
+            gix::index::entry::Mode::FILE
+        };
         excludes
             .at_entry(rel, Some(mode))
             .map(|p| p.is_excluded())
@@ -385,7 +529,11 @@ fn worktree_changes(repo: &gix::Repository, base_tree: Option<ObjectId>, root: &
     };
     let mut stack: Vec<BString> = vec![BString::default()];
     while let Some(dir_rel) = stack.pop() {
-        let dir_abs = if dir_rel.is_empty() { root.to_path_buf() } else { root.join(rel_to_path(dir_rel.as_ref())?) };
+        let dir_abs = if dir_rel.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(rel_to_path(dir_rel.as_ref())?)
+        };
         let read = match fs::read_dir(&dir_abs) {
             Ok(read) => read,
             Err(_) if !dir_rel.is_empty() => {
@@ -393,10 +541,16 @@ fn worktree_changes(repo: &gix::Repository, base_tree: Option<ObjectId>, root: &
                 out.insert(root, dir_rel.as_ref(), ChangeKind::Untracked)?;
                 continue;
             }
-            Err(e) => return Err(git_err(&format!("cannot read the working tree {}", dir_abs.display()), e)),
+            Err(e) => {
+                return Err(git_err(
+                    &format!("cannot read the working tree {}", dir_abs.display()),
+                    e,
+                ))
+            }
         };
         for entry in read {
-            let entry = entry.map_err(|e| git_err(&format!("cannot read directory {}", dir_abs.display()), e))?;
+            let entry = entry
+                .map_err(|e| git_err(&format!("cannot read directory {}", dir_abs.display()), e))?;
             let name = entry.file_name();
             if name == ".git" {
                 continue;
@@ -451,7 +605,9 @@ impl DirCache {
         if let Some(&known) = self.0.get(dir) {
             return known;
         }
-        let real = fs::symlink_metadata(dir).map(|m| m.is_dir()).unwrap_or(false);
+        let real = fs::symlink_metadata(dir)
+            .map(|m| m.is_dir())
+            .unwrap_or(false);
         self.0.insert(dir.to_path_buf(), real);
         real
     }
@@ -473,7 +629,10 @@ fn worktree_item(
     depth: u32,
 ) -> Result<Option<Item>, VcsError> {
     // Never look outside the working tree, whatever a tree entry is called.
-    if rel.split_str("/").any(|c| c.is_empty() || c == b"." || c == b"..") {
+    if rel
+        .split_str("/")
+        .any(|c| c.is_empty() || c == b"." || c == b"..")
+    {
         return Ok(None);
     }
     let abs = root.join(rel_to_path(rel)?);
@@ -485,7 +644,14 @@ fn worktree_item(
     }
     let meta = match fs::symlink_metadata(&abs) {
         Ok(m) => m,
-        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(None),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None)
+        }
         Err(e) => return Err(git_err(&format!("cannot inspect {}", abs.display()), e)),
     };
     let null = ObjectId::null(fs_config.hash);
@@ -518,7 +684,9 @@ fn worktree_item(
                 // Not checked out (no `git submodule update`): git treats it as unchanged.
                 return Ok(Some(Item::Gitlink(recorded)));
             }
-            return Ok(Some(Item::Gitlink(submodule_head(repo, &abs, out, depth).unwrap_or(null))));
+            return Ok(Some(Item::Gitlink(
+                submodule_head(repo, &abs, out, depth).unwrap_or(null),
+            )));
         }
         return Ok(None); // a directory where a file was expected: the file is gone
     }
@@ -526,20 +694,33 @@ fn worktree_item(
 }
 
 /// The commit checked out in the submodule at `abs`; also records its local edits.
-fn submodule_head(_repo: &gix::Repository, abs: &Path, out: &mut Changes, depth: u32) -> Result<ObjectId, VcsError> {
-    let sub = gix::open_opts(abs, open_options()).map_err(|e| git_err(&format!("cannot open submodule {}", abs.display()), e))?;
+fn submodule_head(
+    _repo: &gix::Repository,
+    abs: &Path,
+    out: &mut Changes,
+    depth: u32,
+) -> Result<ObjectId, VcsError> {
+    let sub = gix::open_opts(abs, open_options())
+        .map_err(|e| git_err(&format!("cannot open submodule {}", abs.display()), e))?;
     let sub_root = workdir_of(&sub).unwrap_or_else(|| abs.to_path_buf());
     let head = sub.head_id().ok().map(|id| id.detach());
     let head_tree = match head {
         Some(id) => Some(
             sub.find_commit(id)
                 .and_then(|c| c.tree_id().map(|t| t.detach()))
-                .map_err(|e| git_err(&format!("cannot read HEAD of submodule {}", abs.display()), e))?,
+                .map_err(|e| {
+                    git_err(
+                        &format!("cannot read HEAD of submodule {}", abs.display()),
+                        e,
+                    )
+                })?,
         ),
         None => None,
     };
     worktree_changes(&sub, head_tree, &sub_root, out, depth + 1)?;
-    head.ok_or_else(|| VcsError::Git { detail: format!("submodule {} has no HEAD commit", abs.display()) })
+    head.ok_or_else(|| VcsError::Git {
+        detail: format!("submodule {} has no HEAD commit", abs.display()),
+    })
 }
 
 #[cfg(unix)]
@@ -562,5 +743,13 @@ fn hash_file(kind: gix::hash::Kind, path: &Path) -> Option<ObjectId> {
     let mut file = fs::File::open(path).ok()?;
     let len = file.metadata().ok()?.len();
     let interrupt = std::sync::atomic::AtomicBool::new(false);
-    gix::objs::compute_stream_hash(kind, gix::objs::Kind::Blob, &mut file, len, &mut gix::progress::Discard, &interrupt).ok()
+    gix::objs::compute_stream_hash(
+        kind,
+        gix::objs::Kind::Blob,
+        &mut file,
+        len,
+        &mut gix::progress::Discard,
+        &interrupt,
+    )
+    .ok()
 }

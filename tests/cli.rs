@@ -12,14 +12,28 @@ const CORE_HPP: &str = "libs/core/include/core/core.hpp";
 fn assert_full_suite(r: &Run, code: &str) {
     assert_eq!(r.code, 3, "expected FULL_SUITE_SELECTED (3), got {r:#?}");
     assert_eq!(r.state(), "FULL_SUITE_SELECTED", "{r:#?}");
-    assert!(r.codes().iter().any(|c| c == code), "expected reason {code}, got {:?}\n{}", r.codes(), r.stderr);
-    assert_eq!(r.names(), ALL_TESTS, "FULL_SUITE_SELECTED must list every catalogue test");
+    assert!(
+        r.codes().iter().any(|c| c == code),
+        "expected reason {code}, got {:?}\n{}",
+        r.codes(),
+        r.stderr
+    );
+    assert_eq!(
+        r.names(),
+        ALL_TESTS,
+        "FULL_SUITE_SELECTED must list every catalogue test"
+    );
 }
 
 fn assert_required(r: &Run, code: &str) {
     assert_eq!(r.code, 4, "expected FULL_SUITE_REQUIRED (4), got {r:#?}");
     assert_eq!(r.state(), "FULL_SUITE_REQUIRED");
-    assert!(r.codes().iter().any(|c| c == code), "expected reason {code}, got {:?}\n{}", r.codes(), r.stderr);
+    assert!(
+        r.codes().iter().any(|c| c == code),
+        "expected reason {code}, got {:?}\n{}",
+        r.codes(),
+        r.stderr
+    );
     assert_eq!(r.stdout, "", "FULL_SUITE_REQUIRED must not print names");
 }
 
@@ -37,7 +51,17 @@ fn header_change_selects_exactly_the_dependent_tests_with_chains() {
     let r = b.run(&[CORE_HPP], &[]);
     assert_subset(
         &r,
-        &["core.add", "core.mul", "core.parse[neg]", "net.decode", "net.encode", "tool.roundtrip", "util.join", "util.spaced", "util.str+concat"],
+        &[
+            "core.add",
+            "core.mul",
+            "core.parse[neg]",
+            "net.decode",
+            "net.encode",
+            "tool.roundtrip",
+            "util.join",
+            "util.spaced",
+            "util.str+concat",
+        ],
     );
     insta::assert_snapshot!("header_change", b.transcript(&r));
 }
@@ -46,9 +70,23 @@ fn header_change_selects_exactly_the_dependent_tests_with_chains() {
 fn library_source_change_selects_through_the_reverse_graph() {
     let b = shared();
     let r = b.run(&["libs/objs/src/checksum.cpp"], &[]);
-    assert_subset(&r, &["net.decode", "net.encode", "objs.checksum", "objs.sum[0-9]+", "tool.roundtrip"]);
+    assert_subset(
+        &r,
+        &[
+            "net.decode",
+            "net.encode",
+            "objs.checksum",
+            "objs.sum[0-9]+",
+            "tool.roundtrip",
+        ],
+    );
     // net is a SHARED library that gets objs' objects; datagen links net; tool.roundtrip runs datagen by argument.
-    assert!(r.stderr.contains("-> target objs -> target net -> target datagen -> test tool.roundtrip"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("-> target objs -> target net -> target datagen -> test tool.roundtrip"),
+        "{}",
+        r.stderr
+    );
     insta::assert_snapshot!("library_source_change", b.transcript(&r));
 }
 
@@ -66,17 +104,35 @@ fn every_row_of_the_fixture_ground_truth_table() {
         v
     }
     let rows: Vec<(&str, Vec<&str>)> = vec![
-        ("libs/base/include/base/macros.hpp", cat(&[&core, &util, &net, &header, &["tool.roundtrip"]])),
-        ("libs/base/include/base/version.hpp", cat(&[&net, &objs, &header, &["tool.roundtrip"]])),
-        ("libs/core/include/core/parse.hpp", cat(&[&core, &util, &net, &["tool.roundtrip"]])),
-        ("libs/core/src/core.cpp", cat(&[&core, &util, &net, &["tool.roundtrip"]])),
+        (
+            "libs/base/include/base/macros.hpp",
+            cat(&[&core, &util, &net, &header, &["tool.roundtrip"]]),
+        ),
+        (
+            "libs/base/include/base/version.hpp",
+            cat(&[&net, &objs, &header, &["tool.roundtrip"]]),
+        ),
+        (
+            "libs/core/include/core/parse.hpp",
+            cat(&[&core, &util, &net, &["tool.roundtrip"]]),
+        ),
+        (
+            "libs/core/src/core.cpp",
+            cat(&[&core, &util, &net, &["tool.roundtrip"]]),
+        ),
         ("libs/util/include/util/strings.hpp", cat(&[&util])),
         ("libs/util/src/strings.cpp", cat(&[&util])),
         ("libs/dir with space/spaced.cpp", cat(&[&util])),
         ("libs/dir with space/sp$ace #h.hpp", cat(&[&util])),
-        ("libs/net/include/net/codec.hpp", cat(&[&net, &["tool.roundtrip"]])),
+        (
+            "libs/net/include/net/codec.hpp",
+            cat(&[&net, &["tool.roundtrip"]]),
+        ),
         ("tools/datagen/main.cpp", cat(&[&["tool.roundtrip"]])),
-        ("tests/checker.cpp", cat(&[&["checker.selftest", "tool.roundtrip"]])),
+        (
+            "tests/checker.cpp",
+            cat(&[&["checker.selftest", "tool.roundtrip"]]),
+        ),
         ("tests/test_core.cpp", cat(&[&core])),
         ("tests/test_header.cpp", cat(&[&header])),
     ];
@@ -86,7 +142,11 @@ fn every_row_of_the_fixture_ground_truth_table() {
         assert_eq!(r.names(), want, "{path}");
         // Every selected test has a chain naming this change.
         for t in &want {
-            assert!(r.stderr.contains(&format!("chain {t}: {path} -> depfile ")), "{path}: no chain for {t}\n{}", r.stderr);
+            assert!(
+                r.stderr.contains(&format!("chain {t}: {path} -> depfile ")),
+                "{path}: no chain for {t}\n{}",
+                r.stderr
+            );
         }
     }
 }
@@ -125,7 +185,13 @@ fn ctest_regex_output_selects_exactly_the_subset_in_real_ctest() {
     assert_eq!(r.code, 0);
     let mut listed = Vec::new();
     for regex in r.stdout.lines() {
-        let out = std::process::Command::new("ctest").arg("-N").arg("-R").arg(regex).current_dir(&b.build).output().unwrap();
+        let out = std::process::Command::new("ctest")
+            .arg("-N")
+            .arg("-R")
+            .arg(regex)
+            .current_dir(&b.build)
+            .output()
+            .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(!text.contains("RegularExpression"), "{text}");
         for l in text.lines() {
@@ -181,7 +247,9 @@ fn m03_duplicate_or_empty_test_name_is_required() {
 #[test]
 fn m04_empty_command_is_full_suite_selected() {
     let b = build_fixture(&[]);
-    b.edit_json(&b.ctest_json(), |v| v["tests"][0]["command"] = serde_json::json!([]));
+    b.edit_json(&b.ctest_json(), |v| {
+        v["tests"][0]["command"] = serde_json::json!([])
+    });
     assert_full_suite(&b.run(&[CORE_HPP], &[]), "TEST_COMMAND_MISSING");
 }
 
@@ -190,7 +258,11 @@ fn m05_wrapper_test_is_full_suite_selected() {
     let b = shared_opaque();
     let r = b.run(&["libs/util/include/util/strings.hpp"], &[]);
     assert_eq!(r.code, 3, "{}", r.stderr);
-    assert!(r.codes().contains(&"TEST_COMMAND_UNMAPPED".to_owned()), "{}", r.stderr);
+    assert!(
+        r.codes().contains(&"TEST_COMMAND_UNMAPPED".to_owned()),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("wrapped.env"), "{}", r.stderr);
 }
 
@@ -209,7 +281,10 @@ fn s11_basename_only_match_is_not_a_mapping() {
             }
         }
     });
-    assert_full_suite(&b.run(&["libs/util/include/util/strings.hpp"], &[]), "TEST_COMMAND_UNMAPPED");
+    assert_full_suite(
+        &b.run(&["libs/util/include/util/strings.hpp"], &[]),
+        "TEST_COMMAND_UNMAPPED",
+    );
 }
 
 // ---------------------------------------------------------------- matrix: File API
@@ -241,14 +316,20 @@ fn m08_codemodel_unsupported_or_malformed_is_full_suite_selected() {
     let r = b.run(&[CORE_HPP], &[]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(
-        r.codes().iter().any(|c| c == "FILE_API_UNSUPPORTED_VERSION" || c == "FILE_API_REPLY_MISSING"),
+        r.codes()
+            .iter()
+            .any(|c| c == "FILE_API_UNSUPPORTED_VERSION" || c == "FILE_API_REPLY_MISSING"),
         "{}",
         r.stderr
     );
     write_keep_mtime(&cm, b"{\"kind\":\"codemodel\"");
     assert_full_suite(&b.run(&[CORE_HPP], &[]), "FILE_API_MALFORMED");
     write_keep_mtime(&cm, &orig);
-    assert_eq!(b.run(&[CORE_HPP], &[]).code, 0, "restoring the codemodel restores the subset");
+    assert_eq!(
+        b.run(&[CORE_HPP], &[]).code,
+        0,
+        "restoring the codemodel restores the subset"
+    );
 }
 
 #[test]
@@ -280,7 +361,10 @@ fn m10_multiple_configurations_need_explicit_config() {
     });
     assert_full_suite(&b.run(&[CORE_HPP], &[]), "CONFIG_AMBIGUOUS");
     assert_eq!(b.run(&[CORE_HPP], &["--config", "Debug"]).code, 0);
-    assert_full_suite(&b.run(&[CORE_HPP], &["--config", "MinSizeRel"]), "CONFIG_NOT_FOUND");
+    assert_full_suite(
+        &b.run(&[CORE_HPP], &["--config", "MinSizeRel"]),
+        "CONFIG_NOT_FOUND",
+    );
 }
 
 #[test]
@@ -295,7 +379,11 @@ fn m12_generated_source_is_full_suite_selected() {
     let b = shared_opaque();
     let r = b.run(&["libs/util/include/util/strings.hpp"], &[]);
     assert_eq!(r.code, 3);
-    assert!(r.codes().contains(&"GENERATED_SOURCE".to_owned()), "{}", r.stderr);
+    assert!(
+        r.codes().contains(&"GENERATED_SOURCE".to_owned()),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("generated.cpp"), "{}", r.stderr);
 }
 
@@ -323,15 +411,26 @@ fn unrelated_custom_target_does_not_cost_the_subset() {
     )
     .unwrap();
     let idx = b.reply_file("index-");
-    filetime::set_file_mtime(&docs, filetime::FileTime::from_last_modification_time(&std::fs::metadata(&idx).unwrap())).unwrap();
-    assert_eq!(b.run(&[CORE_HPP], &[]).code, 0, "{}", b.run(&[CORE_HPP], &[]).stderr);
+    filetime::set_file_mtime(
+        &docs,
+        filetime::FileTime::from_last_modification_time(&std::fs::metadata(&idx).unwrap()),
+    )
+    .unwrap();
+    assert_eq!(
+        b.run(&[CORE_HPP], &[]).code,
+        0,
+        "{}",
+        b.run(&[CORE_HPP], &[]).stderr
+    );
 }
 
 #[test]
 fn m23_unknown_target_dependency_is_full_suite_selected() {
     let b = build_fixture(&[]);
     let t = b.reply_file("target-test_core-");
-    b.edit_json(&t, |v| v["dependencies"] = serde_json::json!([{"id": "ghost::@ffff"}]));
+    b.edit_json(&t, |v| {
+        v["dependencies"] = serde_json::json!([{"id": "ghost::@ffff"}])
+    });
     assert_full_suite(&b.run(&[CORE_HPP], &[]), "TARGET_DEPENDENCY_UNKNOWN");
 }
 
@@ -340,8 +439,12 @@ fn m24_dependency_cycle_is_traversed() {
     let b = build_fixture(&[]);
     let core = b.reply_file("target-core-");
     let util = b.reply_file("target-util-");
-    let util_id = serde_json::from_slice::<serde_json::Value>(&std::fs::read(&util).unwrap()).unwrap()["id"].clone();
-    b.edit_json(&core, |v| v["dependencies"] = serde_json::json!([{"id": util_id}]));
+    let util_id = serde_json::from_slice::<serde_json::Value>(&std::fs::read(&util).unwrap())
+        .unwrap()["id"]
+        .clone();
+    b.edit_json(&core, |v| {
+        v["dependencies"] = serde_json::json!([{"id": util_id}])
+    });
     let r = b.run(&["libs/util/include/util/strings.hpp"], &[]);
     // util <-> core now form a cycle: the walk terminates and follows it (core's dependents join in).
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -391,7 +494,10 @@ fn m16_depfile_that_cannot_map_is_full_suite_selected() {
     // Rule target names another object.
     let text = std::fs::read_to_string(&first).unwrap();
     let (target, rest) = text.split_once(": ").unwrap();
-    write_keep_mtime(Path::new(&first), format!("{target}.other.o: {rest}").as_bytes());
+    write_keep_mtime(
+        Path::new(&first),
+        format!("{target}.other.o: {rest}").as_bytes(),
+    );
     assert_full_suite(&b.run(&[CORE_HPP], &[]), "DEP_FILE_UNMAPPED");
 }
 
@@ -418,7 +524,10 @@ fn m18_stale_depfile_is_full_suite_selected() {
 fn m19_missing_depfile_is_full_suite_selected() {
     let b = build_fixture(&[]);
     let deps = std::fs::read_to_string(b.deps()).unwrap();
-    let kept: Vec<&str> = deps.lines().filter(|l| !l.contains("test_header.dir")).collect();
+    let kept: Vec<&str> = deps
+        .lines()
+        .filter(|l| !l.contains("test_header.dir"))
+        .collect();
     std::fs::write(b.deps(), kept.join("\n") + "\n").unwrap();
     let r = b.run(&[CORE_HPP], &[]);
     assert_full_suite(&r, "DEP_COVERAGE_INCOMPLETE");
@@ -438,7 +547,10 @@ fn m21_unknown_changed_path_is_full_suite_selected() {
 #[test]
 fn deleted_changed_path_is_full_suite_selected() {
     let b = shared();
-    assert_full_suite(&b.run(&["libs/core/src/removed.cpp"], &[]), "CHANGE_DELETED");
+    assert_full_suite(
+        &b.run(&["libs/core/src/removed.cpp"], &[]),
+        "CHANGE_DELETED",
+    );
 }
 
 #[test]
@@ -447,8 +559,14 @@ fn m22_build_configuration_change_is_full_suite_selected() {
     let r = b.run(&["CMakeLists.txt"], &[]);
     assert_full_suite(&r, "CHANGE_BUILD_CONFIG");
     insta::assert_snapshot!("cmakelists_change", b.transcript(&r));
-    assert_full_suite(&b.run(&["libs/core/CMakeLists.txt"], &[]), "CHANGE_BUILD_CONFIG");
-    assert_full_suite(&b.run(&["cmake/anything.cmake"], &[]), "CHANGE_BUILD_CONFIG");
+    assert_full_suite(
+        &b.run(&["libs/core/CMakeLists.txt"], &[]),
+        "CHANGE_BUILD_CONFIG",
+    );
+    assert_full_suite(
+        &b.run(&["cmake/anything.cmake"], &[]),
+        "CHANGE_BUILD_CONFIG",
+    );
 }
 
 #[test]
@@ -465,11 +583,26 @@ fn m25_path_escaping_the_root_is_not_a_subset() {
 #[test]
 fn m26_limits_exceeded() {
     let b = shared();
-    assert_required(&b.run(&[CORE_HPP], &["--max-tests", "3"]), "CTEST_LIMIT_EXCEEDED");
-    assert_full_suite(&b.run(&[CORE_HPP], &["--max-depfiles", "3"]), "LIMIT_EXCEEDED");
-    assert_full_suite(&b.run(&[CORE_HPP], &["--max-targets", "3"]), "LIMIT_EXCEEDED");
-    assert_required(&b.run(&[CORE_HPP], &["--max-file-bytes", "100"]), "CTEST_LIMIT_EXCEEDED");
-    assert_full_suite(&b.run(&[CORE_HPP], &["--max-path-len", "20"]), "LIMIT_EXCEEDED");
+    assert_required(
+        &b.run(&[CORE_HPP], &["--max-tests", "3"]),
+        "CTEST_LIMIT_EXCEEDED",
+    );
+    assert_full_suite(
+        &b.run(&[CORE_HPP], &["--max-depfiles", "3"]),
+        "LIMIT_EXCEEDED",
+    );
+    assert_full_suite(
+        &b.run(&[CORE_HPP], &["--max-targets", "3"]),
+        "LIMIT_EXCEEDED",
+    );
+    assert_required(
+        &b.run(&[CORE_HPP], &["--max-file-bytes", "100"]),
+        "CTEST_LIMIT_EXCEEDED",
+    );
+    assert_full_suite(
+        &b.run(&[CORE_HPP], &["--max-path-len", "20"]),
+        "LIMIT_EXCEEDED",
+    );
 }
 
 #[test]
@@ -480,7 +613,12 @@ fn usage_errors_exit_2_with_nothing_on_stdout() {
         assert_eq!(r.code, 2, "{args:?}: {r:#?}");
         assert_eq!(r.state(), "USAGE_ERROR");
         assert_eq!(r.stdout, "");
-        assert_eq!(r.stderr.lines().count(), 2, "one state line and one reason line: {}", r.stderr);
+        assert_eq!(
+            r.stderr.lines().count(),
+            2,
+            "one state line and one reason line: {}",
+            r.stderr
+        );
     }
     let mut args = b.base_args();
     args[3] = "/nonexistent-build-dir".into();
@@ -492,7 +630,17 @@ fn usage_errors_exit_2_with_nothing_on_stdout() {
 fn help_explains_every_flag() {
     let r = run_bin(&["--help".to_owned()], None);
     assert_eq!(r.code, 0);
-    for flag in ["--source-dir", "--build-dir", "--ctest-json", "--dep-list", "--changed", "--changed-from", "--config", "--format", "Example"] {
+    for flag in [
+        "--source-dir",
+        "--build-dir",
+        "--ctest-json",
+        "--dep-list",
+        "--changed",
+        "--changed-from",
+        "--config",
+        "--format",
+        "Example",
+    ] {
         assert!(r.stdout.contains(flag), "--help lacks {flag}");
     }
 }
@@ -501,12 +649,21 @@ fn help_explains_every_flag() {
 fn m27_panic_is_internal_error_with_nothing_on_stdout() {
     let b = shared();
     let mut cmd = assert_cmd::Command::cargo_bin("diff2test").unwrap();
-    cmd.args(b.base_args()).args(["--changed", CORE_HPP]).env("DIFF2TEST_TEST_HOOK_PANIC", "1");
+    cmd.args(b.base_args())
+        .args(["--changed", CORE_HPP])
+        .env("DIFF2TEST_TEST_HOOK_PANIC", "1");
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(70));
-    assert!(out.stdout.is_empty(), "stdout: {:?}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.starts_with("INTERNAL_ERROR\nreason INTERNAL_ERROR: panic: deliberate panic"), "{err}");
+    assert!(
+        err.starts_with("INTERNAL_ERROR\nreason INTERNAL_ERROR: panic: deliberate panic"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -515,7 +672,9 @@ fn no_external_program_is_needed() {
     let b = shared();
     let with_path = b.run(&[CORE_HPP], &[]);
     let mut cmd = assert_cmd::Command::cargo_bin("diff2test").unwrap();
-    cmd.args(b.base_args()).args(["--changed", CORE_HPP]).env("PATH", "");
+    cmd.args(b.base_args())
+        .args(["--changed", CORE_HPP])
+        .env("PATH", "");
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(with_path.code));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), with_path.stdout);
@@ -528,7 +687,11 @@ fn module_plugin_is_reached_only_through_test_arguments() {
     // The plugin's own source: plugin.load names the plugin artifact as an argument.
     let r = b.run(&["plugins/greeter/greeter.cpp"], &[]);
     assert_subset(&r, &["plugin.load"]);
-    assert!(r.stderr.contains("-> target plugin -> test plugin.load"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("-> target plugin -> test plugin.load"),
+        "{}",
+        r.stderr
+    );
     // core.hpp reaches the plugin through its link to core; the plugin test joins the selection.
     let r = b.run(&[CORE_HPP], &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -543,7 +706,11 @@ fn module_plugin_is_reached_only_through_test_arguments() {
     });
     let r = b.run(&["plugins/greeter/greeter.cpp"], &[]);
     assert_eq!(r.code, 3, "{}", r.stderr);
-    assert!(r.codes().contains(&"RUNTIME_LOADED_TARGET".to_owned()), "{}", r.stderr);
+    assert!(
+        r.codes().contains(&"RUNTIME_LOADED_TARGET".to_owned()),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -576,7 +743,17 @@ fn link_fragments_back_up_a_lost_dependencies_member() {
     let r = b.run(&["libs/core/src/core.cpp"], &[]);
     assert_subset(
         &r,
-        &["core.add", "core.mul", "core.parse[neg]", "net.decode", "net.encode", "tool.roundtrip", "util.join", "util.spaced", "util.str+concat"],
+        &[
+            "core.add",
+            "core.mul",
+            "core.parse[neg]",
+            "net.decode",
+            "net.encode",
+            "tool.roundtrip",
+            "util.join",
+            "util.spaced",
+            "util.str+concat",
+        ],
     );
 }
 
@@ -595,20 +772,45 @@ fn precompiled_headers_and_unity_builds_are_ordinary_evidence() {
          add_test(NAME t COMMAND t)\nadd_test(NAME other COMMAND other)\n",
     )
     .unwrap();
-    std::fs::write(src.join("a.hpp"), "#pragma once\ninline int a0() { return 0; }\n").unwrap();
+    std::fs::write(
+        src.join("a.hpp"),
+        "#pragma once\ninline int a0() { return 0; }\n",
+    )
+    .unwrap();
     std::fs::write(src.join("a.cpp"), "int a() { return 1; }\n").unwrap();
     std::fs::write(src.join("b.cpp"), "int b() { return 2; }\n").unwrap();
     std::fs::write(src.join("u.hpp"), "#pragma once\nint u();\n").unwrap();
-    std::fs::write(src.join("u.cpp"), "#include \"u.hpp\"\nint u() { return 0; }\n").unwrap();
-    std::fs::write(src.join("t.cpp"), "#include \"u.hpp\"\nint a();\nint main() { return a() - 1 + u(); }\n").unwrap();
+    std::fs::write(
+        src.join("u.cpp"),
+        "#include \"u.hpp\"\nint u() { return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("t.cpp"),
+        "#include \"u.hpp\"\nint a();\nint main() { return a() - 1 + u(); }\n",
+    )
+    .unwrap();
     std::fs::write(src.join("other.cpp"), "int main() { return 0; }\n").unwrap();
-    let b = Built::from_parts(dir, PathBuf::new(), src.clone(), src.parent().unwrap().join("build"));
+    let b = Built::from_parts(
+        dir,
+        PathBuf::new(),
+        src.clone(),
+        src.parent().unwrap().join("build"),
+    );
     prepare(&b);
     let deps = std::fs::read_to_string(b.deps()).unwrap();
-    assert!(deps.contains("cmake_pch.hxx.gch.d") && deps.contains("unity_0_cxx.cxx.o.d"), "{deps}");
+    assert!(
+        deps.contains("cmake_pch.hxx.gch.d") && deps.contains("unity_0_cxx.cxx.o.d"),
+        "{deps}"
+    );
     let r = b.run(&["a.hpp"], &[]);
     assert_eq!((r.code, r.stdout.as_str()), (0, "t\n"), "{}", r.stderr);
-    assert!(r.stderr.contains("depfile CMakeFiles/l.dir/cmake_pch.hxx.gch.d"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("depfile CMakeFiles/l.dir/cmake_pch.hxx.gch.d"),
+        "{}",
+        r.stderr
+    );
     let r = b.run(&["u.hpp"], &[]);
     assert_eq!((r.code, r.stdout.as_str()), (0, "t\n"), "{}", r.stderr);
     assert!(r.stderr.contains("unity_0_cxx.cxx"), "{}", r.stderr);
@@ -618,7 +820,10 @@ fn precompiled_headers_and_unity_builds_are_ordinary_evidence() {
 fn unbuilt_exclude_from_all_targets_outside_every_test_closure_need_no_depfiles() {
     // A static library nothing links, and an executable never built: neither produces
     // anything a test can run or load, so their missing depfiles cost no subset.
-    let dir = tempfile::Builder::new().prefix("d2t-it-").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("d2t-it-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
     let root = dir.path().to_path_buf();
     let src = root.join("src");
     copy_fixture(&src);
@@ -631,8 +836,16 @@ fn unbuilt_exclude_from_all_targets_outside_every_test_closure_need_no_depfiles(
          target_link_libraries(unbuilt_tool PRIVATE core)\n",
     )
     .unwrap();
-    std::fs::write(src.join("extra/unbuilt.cpp"), "#include \"core/core.hpp\"\nint unbuilt() { return 0; }\n").unwrap();
-    std::fs::write(src.join("extra/tool.cpp"), "#include \"core/core.hpp\"\nint main() { return 0; }\n").unwrap();
+    std::fs::write(
+        src.join("extra/unbuilt.cpp"),
+        "#include \"core/core.hpp\"\nint unbuilt() { return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("extra/tool.cpp"),
+        "#include \"core/core.hpp\"\nint main() { return 0; }\n",
+    )
+    .unwrap();
     let mut top = std::fs::read_to_string(src.join("CMakeLists.txt")).unwrap();
     top.push_str("\nadd_subdirectory(extra)\n");
     std::fs::write(src.join("CMakeLists.txt"), top).unwrap();
@@ -641,13 +854,28 @@ fn unbuilt_exclude_from_all_targets_outside_every_test_closure_need_no_depfiles(
     let r = b.run(&[CORE_HPP], &[]);
     assert_subset(
         &r,
-        &["core.add", "core.mul", "core.parse[neg]", "net.decode", "net.encode", "tool.roundtrip", "util.join", "util.spaced", "util.str+concat"],
+        &[
+            "core.add",
+            "core.mul",
+            "core.parse[neg]",
+            "net.decode",
+            "net.encode",
+            "tool.roundtrip",
+            "util.join",
+            "util.spaced",
+            "util.str+concat",
+        ],
     );
     // Once the executable exists on disk a test could run it by path: its units need evidence.
     let tool = b.build.join("extra/unbuilt_tool");
     std::fs::write(&tool, b"").unwrap();
     let r = b.run(&[CORE_HPP], &[]);
     assert_full_suite(&r, "DEP_COVERAGE_INCOMPLETE");
-    assert!(r.stderr.contains("extra/tool.cpp of target \"unbuilt_tool\""), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("extra/tool.cpp of target \"unbuilt_tool\""),
+        "{}",
+        r.stderr
+    );
     assert!(!r.stderr.contains("unbuilt_lib"), "{}", r.stderr);
 }

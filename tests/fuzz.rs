@@ -41,7 +41,10 @@ fn run_in_process(b: &Built, changed: &str) -> (u8, Vec<String>) {
     args.push(changed.into());
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = diff2test::run(args, &mut std::io::empty(), &mut out, &mut err);
-    let names = String::from_utf8_lossy(&out).lines().map(str::to_owned).collect();
+    let names = String::from_utf8_lossy(&out)
+        .lines()
+        .map(str::to_owned)
+        .collect();
     (code, names)
 }
 
@@ -73,7 +76,11 @@ fn apply(bytes: &[u8], m: &Mutation) -> Vec<u8> {
     match *m {
         Mutation::Replace { pos, byte } => {
             let i = pos % v.len();
-            v[i] = if v[i] == byte { byte.wrapping_add(1) } else { byte };
+            v[i] = if v[i] == byte {
+                byte.wrapping_add(1)
+            } else {
+                byte
+            };
         }
         Mutation::Delete { pos } => {
             v.remove(pos % v.len());
@@ -85,7 +92,10 @@ fn apply(bytes: &[u8], m: &Mutation) -> Vec<u8> {
 }
 
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(96)
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(96)
 }
 
 proptest! {

@@ -10,12 +10,25 @@ use std::process::Command;
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "protocol.file.allow=always",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .output()
         .expect("`git` is required by these tests: install it with `apt-get install git`");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
@@ -34,7 +47,10 @@ fn commit(dir: &Path, msg: &str) -> String {
 fn repo() -> &'static Repo {
     static R: std::sync::OnceLock<Repo> = std::sync::OnceLock::new();
     R.get_or_init(|| {
-        let dir = tempfile::Builder::new().prefix("d2t-git-").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("d2t-git-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .unwrap();
         let root = dir.path().to_path_buf();
         let src = root.join("src");
         // A second repository to use as a submodule.
@@ -48,14 +64,28 @@ fn repo() -> &'static Repo {
         git(&src, &["init", "-q"]);
         std::fs::create_dir_all(src.join("data")).unwrap();
         std::fs::write(src.join("data/old.txt"), "old\n").unwrap();
-        git(&src, &["-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.to_str().unwrap(), "third_party/sub"]);
+        git(
+            &src,
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                sub.to_str().unwrap(),
+                "third_party/sub",
+            ],
+        );
         let mut commits = vec![("base".to_owned(), commit(&src, "base"))];
 
         let hdr = src.join("libs/util/include/util/strings.hpp");
         let mut text = std::fs::read_to_string(&hdr).unwrap();
         text.push_str("\n\n");
         std::fs::write(&hdr, text).unwrap();
-        commits.push(("header-whitespace".into(), commit(&src, "whitespace-only header edit")));
+        commits.push((
+            "header-whitespace".into(),
+            commit(&src, "whitespace-only header edit"),
+        ));
 
         git(&src, &["mv", "README.md", "NOTES.md"]);
         commits.push(("rename".into(), commit(&src, "rename")));
@@ -81,7 +111,10 @@ fn repo() -> &'static Repo {
 
         std::fs::create_dir_all(src.join("notes")).unwrap();
         std::fs::write(src.join("notes/a b\nc.txt"), "x\n").unwrap();
-        commits.push(("odd-name".into(), commit(&src, "path with space and newline")));
+        commits.push((
+            "odd-name".into(),
+            commit(&src, "path with space and newline"),
+        ));
 
         // Evidence at the final commit.
         prepare(&b);
@@ -137,56 +170,119 @@ fn same(r: &Repo, name: &str, paths: &[&str], code: i32, reason: Option<&str>) {
     assert_eq!(g.stdout, l.stdout, "{name}: selections differ");
     assert_eq!(g.stderr, l.stderr, "{name}: explanations differ");
     if let Some(reason) = reason {
-        assert!(g.codes().iter().any(|c| c == reason), "{name}: expected {reason}: {}", g.stderr);
+        assert!(
+            g.codes().iter().any(|c| c == reason),
+            "{name}: expected {reason}: {}",
+            g.stderr
+        );
     }
 }
 
 #[test]
 fn whitespace_only_header_edit_still_selects_its_dependents() {
     let r = repo();
-    same(r, "header-whitespace", &["libs/util/include/util/strings.hpp"], 0, None);
-    assert_eq!(via_git(r, "header-whitespace").names(), ["util.join", "util.spaced", "util.str+concat"]);
+    same(
+        r,
+        "header-whitespace",
+        &["libs/util/include/util/strings.hpp"],
+        0,
+        None,
+    );
+    assert_eq!(
+        via_git(r, "header-whitespace").names(),
+        ["util.join", "util.spaced", "util.str+concat"]
+    );
 }
 
 #[test]
 fn rename_contributes_old_and_new_path() {
     let r = repo();
-    same(r, "rename", &["NOTES.md", "README.md"], 3, Some("CHANGE_DELETED"));
-    assert!(via_git(r, "rename").codes().contains(&"CHANGE_UNKNOWN".to_owned()));
+    same(
+        r,
+        "rename",
+        &["NOTES.md", "README.md"],
+        3,
+        Some("CHANGE_DELETED"),
+    );
+    assert!(via_git(r, "rename")
+        .codes()
+        .contains(&"CHANGE_UNKNOWN".to_owned()));
 }
 
 #[test]
 fn deletion_falls_back() {
-    same(repo(), "deletion", &["data/old.txt"], 3, Some("CHANGE_DELETED"));
+    same(
+        repo(),
+        "deletion",
+        &["data/old.txt"],
+        3,
+        Some("CHANGE_DELETED"),
+    );
 }
 
 #[test]
 fn cmakelists_edit_falls_back() {
-    same(repo(), "cmakelists", &["libs/core/CMakeLists.txt"], 3, Some("CHANGE_BUILD_CONFIG"));
+    same(
+        repo(),
+        "cmakelists",
+        &["libs/core/CMakeLists.txt"],
+        3,
+        Some("CHANGE_BUILD_CONFIG"),
+    );
 }
 
 #[test]
 fn lockfile_add_falls_back_as_external_resource() {
-    same(repo(), "lockfile", &["vcpkg.json"], 3, Some("CHANGE_EXTERNAL_RESOURCE"));
+    same(
+        repo(),
+        "lockfile",
+        &["vcpkg.json"],
+        3,
+        Some("CHANGE_EXTERNAL_RESOURCE"),
+    );
 }
 
 #[test]
 fn submodule_bump_is_a_changed_path() {
-    same(repo(), "submodule", &["third_party/sub"], 3, Some("CHANGE_UNKNOWN"));
+    same(
+        repo(),
+        "submodule",
+        &["third_party/sub"],
+        3,
+        Some("CHANGE_UNKNOWN"),
+    );
 }
 
 #[test]
 fn path_with_space_and_newline_is_exact() {
     let r = repo();
-    same(r, "odd-name", &["notes/a b\nc.txt"], 3, Some("CHANGE_UNKNOWN"));
-    assert!(via_git(r, "odd-name").stderr.contains("notes/a b c.txt: not in any dependency file"), "{}", via_git(r, "odd-name").stderr);
+    same(
+        r,
+        "odd-name",
+        &["notes/a b\nc.txt"],
+        3,
+        Some("CHANGE_UNKNOWN"),
+    );
+    assert!(
+        via_git(r, "odd-name")
+            .stderr
+            .contains("notes/a b c.txt: not in any dependency file"),
+        "{}",
+        via_git(r, "odd-name").stderr
+    );
 }
 
 #[test]
 fn explain_changes_classifies_every_path() {
     let r = repo();
     let mut args = r.b.base_args();
-    args.extend(["--base".into(), sha(r, "base"), "--head".into(), sha(r, "odd-name"), "--explain-changes".into()]);
+    args.extend([
+        "--base".into(),
+        sha(r, "base"),
+        "--head".into(),
+        sha(r, "odd-name"),
+        "--explain-changes".into(),
+    ]);
     let g = run_bin(&args, None);
     assert_eq!(g.code, 3);
     for want in [
@@ -206,7 +302,12 @@ fn explain_changes_classifies_every_path() {
 fn unresolvable_revision_is_a_usage_error() {
     let r = repo();
     let mut args = r.b.base_args();
-    args.extend(["--base".into(), "no-such-rev".into(), "--head".into(), "HEAD".into()]);
+    args.extend([
+        "--base".into(),
+        "no-such-rev".into(),
+        "--head".into(),
+        "HEAD".into(),
+    ]);
     let g = run_bin(&args, None);
     assert_eq!(g.code, 2, "{}", g.stderr);
     assert!(g.stderr.contains("no-such-rev"), "{}", g.stderr);
@@ -220,22 +321,48 @@ fn ci_mode_never_reads_the_working_tree() {
     args.extend(["--base".into(), sha(r, "base")]);
     let mut cmd = assert_cmd::Command::cargo_bin("diff2test").unwrap();
     let out = cmd.args(&args).env("CI", "true").output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("CI mode"));
     let mut cmd = assert_cmd::Command::cargo_bin("diff2test").unwrap();
-    let out = cmd.args(&args).arg("--ci").env_remove("CI").output().unwrap();
+    let out = cmd
+        .args(&args)
+        .arg("--ci")
+        .env_remove("CI")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     // Outside CI mode, --base alone compares with the working tree (an untracked file counts).
     std::fs::write(r.b.src.join("untracked-note.txt"), "x\n").unwrap();
     let mut cmd = assert_cmd::Command::cargo_bin("diff2test").unwrap();
-    let out = cmd.args(&args).arg("--no-ci").arg("--explain-changes").env("CI", "true").output().unwrap();
+    let out = cmd
+        .args(&args)
+        .arg("--no-ci")
+        .arg("--explain-changes")
+        .env("CI", "true")
+        .output()
+        .unwrap();
     std::fs::remove_file(r.b.src.join("untracked-note.txt")).unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
-    assert!(err.contains("change untracked-note.txt: unresolved"), "{err}");
+    assert!(
+        err.contains("change untracked-note.txt: unresolved"),
+        "{err}"
+    );
     // An explicit list with --base is refused.
     let mut both = r.b.base_args();
-    both.extend(["--base".into(), sha(r, "base"), "--head".into(), "HEAD".into(), "--changed".into(), "x".into()]);
+    both.extend([
+        "--base".into(),
+        sha(r, "base"),
+        "--head".into(),
+        "HEAD".into(),
+        "--changed".into(),
+        "x".into(),
+    ]);
     assert_eq!(run_bin(&both, None).code, 2);
 }
 
@@ -244,7 +371,12 @@ fn git_change_source_starts_no_process() {
     let r = repo();
     let with_path = via_git(r, "header-whitespace");
     let mut args = r.b.base_args();
-    args.extend(["--base".into(), prev(r, "header-whitespace"), "--head".into(), sha(r, "header-whitespace")]);
+    args.extend([
+        "--base".into(),
+        prev(r, "header-whitespace"),
+        "--head".into(),
+        sha(r, "header-whitespace"),
+    ]);
     let empty = tempfile::tempdir().unwrap();
     let mut cmd = assert_cmd::Command::cargo_bin("diff2test").unwrap();
     let out = cmd.args(&args).env("PATH", empty.path()).output().unwrap();

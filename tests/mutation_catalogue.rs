@@ -36,7 +36,9 @@ struct Entry {
 }
 
 fn catalogue_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mutation-suite").join("catalogue.tsv")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("mutation-suite")
+        .join("catalogue.tsv")
 }
 
 fn load() -> (Vec<Entry>, BTreeSet<String>) {
@@ -51,7 +53,10 @@ fn load() -> (Vec<Entry>, BTreeSet<String>) {
             let mut words = comment.split_whitespace();
             if let Some(w) = words.next() {
                 if is_hardening_id(w) {
-                    assert!(hardening_ids.insert(w.to_owned()), "line {n}: {w} declared twice");
+                    assert!(
+                        hardening_ids.insert(w.to_owned()),
+                        "line {n}: {w} declared twice"
+                    );
                 }
             }
             continue;
@@ -61,11 +66,21 @@ fn load() -> (Vec<Entry>, BTreeSet<String>) {
         }
         assert!(!line.contains('\r'), "line {n}: CR in the catalogue");
         let f: Vec<&str> = line.split('\t').collect();
-        assert_eq!(f.len(), FIELDS, "line {n}: {} tab-separated fields, want {FIELDS}: {line:?}", f.len());
+        assert_eq!(
+            f.len(),
+            FIELDS,
+            "line {n}: {} tab-separated fields, want {FIELDS}: {line:?}",
+            f.len()
+        );
         for (k, v) in f.iter().enumerate() {
             // bash's `read` with IFS=TAB collapses empty fields: "-" must stand for "none".
             assert!(!v.is_empty(), "line {n}: field {} is empty (use -)", k + 1);
-            assert_eq!(v.trim(), *v, "line {n}: field {} has surrounding whitespace", k + 1);
+            assert_eq!(
+                v.trim(),
+                *v,
+                "line {n}: field {} has surrounding whitespace",
+                k + 1
+            );
         }
         entries.push(Entry {
             line: n,
@@ -98,7 +113,10 @@ fn is_hardening_id(s: &str) -> bool {
 }
 
 fn code_severity(name: &str) -> Option<Severity> {
-    Code::ALL.iter().find(|c| c.as_str() == name).map(|c| c.severity())
+    Code::ALL
+        .iter()
+        .find(|c| c.as_str() == name)
+        .map(|c| c.severity())
 }
 
 /// The outcomes the contract allows for a row (None: any outcome, e.g. hardening).
@@ -110,11 +128,11 @@ fn allowed_outcomes(row: &str) -> Option<&'static [&'static str]> {
     const INTERNAL: &[&str] = &["INTERNAL_ERROR"];
     if let Some(r) = numbered(row, "M4.", 27) {
         return Some(match r {
-            1..=3 => REQUIRED,              // catalogue cannot be trusted
-            4..=19 | 21..=23 => SELECTED,   // catalogue fine, evidence not
-            20 | 24 => SUBSET,              // "continue" / "traverse with visited set"
-            25 | 26 => NO_SUBSET,           // "no subset" / "full known suite or required"
-            27 => INTERNAL,                 // unexpected exception
+            1..=3 => REQUIRED,            // catalogue cannot be trusted
+            4..=19 | 21..=23 => SELECTED, // catalogue fine, evidence not
+            20 | 24 => SUBSET,            // "continue" / "traverse with visited set"
+            25 | 26 => NO_SUBSET,         // "no subset" / "full known suite or required"
+            27 => INTERNAL,               // unexpected exception
             _ => unreachable!(),
         });
     }
@@ -136,7 +154,8 @@ fn every_line_is_well_formed() {
     for e in &entries {
         let at = format!("line {} ({})", e.line, e.id);
         assert!(
-            e.id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'-'),
+            e.id.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'-'),
             "{at}: id must be [a-z0-9.-]+"
         );
         assert!(ids.insert(e.id.clone()), "{at}: duplicate id");
@@ -144,16 +163,32 @@ fn every_line_is_well_formed() {
         let known_row = numbered(&e.row, "M4.", 27).is_some()
             || numbered(&e.row, "S11.", 10).is_some()
             || hardening_ids.contains(&e.row);
-        assert!(known_row, "{at}: unknown row id {:?} (hardening ids must be declared in the header)", e.row);
+        assert!(
+            known_row,
+            "{at}: unknown row id {:?} (hardening ids must be declared in the header)",
+            e.row
+        );
 
-        assert!(e.build == "default" || e.build == "opaque", "{at}: build {:?}", e.build);
+        assert!(
+            e.build == "default" || e.build == "opaque",
+            "{at}: build {:?}",
+            e.build
+        );
 
-        let exit = OUTCOMES.iter().find(|(o, _)| *o == e.outcome).map(|(_, x)| *x);
+        let exit = OUTCOMES
+            .iter()
+            .find(|(o, _)| *o == e.outcome)
+            .map(|(_, x)| *x);
         let exit = exit.unwrap_or_else(|| panic!("{at}: unknown outcome {:?}", e.outcome));
         assert_eq!(e.exit, exit, "{at}: exit code does not match {}", e.outcome);
 
         if let Some(allowed) = allowed_outcomes(&e.row) {
-            assert!(allowed.contains(&e.outcome.as_str()), "{at}: row {} requires one of {allowed:?}, not {}", e.row, e.outcome);
+            assert!(
+                allowed.contains(&e.outcome.as_str()),
+                "{at}: row {} requires one of {allowed:?}, not {}",
+                e.row,
+                e.outcome
+            );
         }
 
         // Reason codes exist, and their severity agrees with the outcome.
@@ -166,11 +201,16 @@ fn every_line_is_well_formed() {
                         assert_eq!(*c, e.outcome, "{at}: pseudo-code {c} only for that outcome")
                     }
                     _ => {
-                        let sev = code_severity(c).unwrap_or_else(|| panic!("{at}: unknown reason code {c:?}"));
+                        let sev = code_severity(c)
+                            .unwrap_or_else(|| panic!("{at}: unknown reason code {c:?}"));
                         untrusted |= sev == Severity::CatalogueUntrusted;
                         match e.outcome.as_str() {
                             "FULL_SUITE_SELECTED" => {
-                                assert_eq!(sev, Severity::FullSuite, "{at}: {c} makes the catalogue untrusted (REQUIRED)")
+                                assert_eq!(
+                                    sev,
+                                    Severity::FullSuite,
+                                    "{at}: {c} makes the catalogue untrusted (REQUIRED)"
+                                )
                             }
                             "FULL_SUITE_REQUIRED" => {}
                             o => panic!("{at}: reason code {c} with outcome {o}"),
@@ -179,28 +219,49 @@ fn every_line_is_well_formed() {
                 }
             }
             if e.outcome == "FULL_SUITE_REQUIRED" {
-                assert!(untrusted, "{at}: REQUIRED needs a catalogue-untrusted code among {codes:?}");
+                assert!(
+                    untrusted,
+                    "{at}: REQUIRED needs a catalogue-untrusted code among {codes:?}"
+                );
             }
         }
-        assert!(e.outcome != "SUBSET_SELECTED" || e.reason == "-", "{at}: a subset carries no reason code");
+        assert!(
+            e.outcome != "SUBSET_SELECTED" || e.reason == "-",
+            "{at}: a subset carries no reason code"
+        );
 
         // Expected selection: exactly for subsets.
         if e.outcome == "SUBSET_SELECTED" {
-            assert_ne!(e.tests, "-", "{at}: a SUBSET_SELECTED entry must name its exact selection");
+            assert_ne!(
+                e.tests, "-",
+                "{at}: a SUBSET_SELECTED entry must name its exact selection"
+            );
             let mut seen = BTreeSet::new();
             for t in e.tests.split(',') {
                 assert!(!t.is_empty(), "{at}: empty name in the test list");
-                assert!(!t.starts_with('@') || GROUPS.contains(&t), "{at}: unknown group {t}");
+                assert!(
+                    !t.starts_with('@') || GROUPS.contains(&t),
+                    "{at}: unknown group {t}"
+                );
                 assert!(seen.insert(t), "{at}: {t} listed twice");
             }
         } else {
-            assert_eq!(e.tests, "-", "{at}: only SUBSET_SELECTED entries list tests");
+            assert_eq!(
+                e.tests, "-",
+                "{at}: only SUBSET_SELECTED entries list tests"
+            );
         }
 
-        assert!(!e.changed.contains('\t') && !e.what.is_empty() && !e.action.is_empty(), "{at}");
+        assert!(
+            !e.changed.contains('\t') && !e.what.is_empty() && !e.action.is_empty(),
+            "{at}"
+        );
         if e.changed == "-" {
             // No --changed flag: either a usage error, or the action sets CHANGED itself.
-            assert!(e.outcome == "USAGE_ERROR" || e.action.contains("CHANGED="), "{at}: changed is - but nothing sets it");
+            assert!(
+                e.outcome == "USAGE_ERROR" || e.action.contains("CHANGED="),
+                "{at}: changed is - but nothing sets it"
+            );
         }
     }
 }
@@ -210,7 +271,10 @@ fn every_contract_row_and_shortcut_is_covered() {
     let (entries, hardening_ids) = load();
     let mut by_row: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for e in &entries {
-        by_row.entry(e.row.as_str()).or_default().push(e.id.as_str());
+        by_row
+            .entry(e.row.as_str())
+            .or_default()
+            .push(e.id.as_str());
     }
     let mut missing = Vec::new();
     for r in 1..=27 {
@@ -234,29 +298,56 @@ fn every_contract_row_and_shortcut_is_covered() {
 
     // Rows whose required outcome is a fallback must each have at least one entry that
     // demonstrates the fallback; "continue"/"traverse" rows must demonstrate a kept subset.
-    for r in (1..=27).map(|r| format!("M4.{r:02}")).chain((1..=9).map(|s| format!("S11.{s:02}"))) {
+    for r in (1..=27)
+        .map(|r| format!("M4.{r:02}"))
+        .chain((1..=9).map(|s| format!("S11.{s:02}")))
+    {
         let allowed = allowed_outcomes(&r).expect("contract row");
         let rows: Vec<&Entry> = entries.iter().filter(|e| e.row == r).collect();
-        assert!(rows.iter().all(|e| allowed.contains(&e.outcome.as_str())), "{r}");
+        assert!(
+            rows.iter().all(|e| allowed.contains(&e.outcome.as_str())),
+            "{r}"
+        );
     }
     // The launch-external-programs shortcut needs both a kept subset and a fallback run.
     let s10: Vec<&Entry> = entries.iter().filter(|e| e.row == "S11.10").collect();
-    assert!(s10.iter().any(|e| e.outcome == "SUBSET_SELECTED"), "S11.10 needs a subset run");
-    assert!(s10.iter().any(|e| e.outcome != "SUBSET_SELECTED"), "S11.10 needs a fallback run");
+    assert!(
+        s10.iter().any(|e| e.outcome == "SUBSET_SELECTED"),
+        "S11.10 needs a subset run"
+    );
+    assert!(
+        s10.iter().any(|e| e.outcome != "SUBSET_SELECTED"),
+        "S11.10 needs a fallback run"
+    );
     // The opaque build is exercised.
-    assert!(entries.iter().any(|e| e.build == "opaque"), "no entry uses the opaque build");
+    assert!(
+        entries.iter().any(|e| e.build == "opaque"),
+        "no entry uses the opaque build"
+    );
 }
 
 #[test]
 fn runner_is_present_and_executable() {
-    let run = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mutation-suite").join("run");
+    let run = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("mutation-suite")
+        .join("run");
     let meta = std::fs::metadata(&run).unwrap_or_else(|e| panic!("{}: {e}", run.display()));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        assert!(meta.permissions().mode() & 0o111 != 0, "{} is not executable", run.display());
+        assert!(
+            meta.permissions().mode() & 0o111 != 0,
+            "{} is not executable",
+            run.display()
+        );
     }
     let text = std::fs::read_to_string(&run).unwrap();
-    assert!(text.starts_with("#!/usr/bin/env bash"), "the runner is a bash script");
-    assert!(text.contains("apt-get install cmake g++ make"), "the runner names the packages it needs");
+    assert!(
+        text.starts_with("#!/usr/bin/env bash"),
+        "the runner is a bash script"
+    );
+    assert!(
+        text.contains("apt-get install cmake g++ make"),
+        "the runner names the packages it needs"
+    );
 }

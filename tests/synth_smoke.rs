@@ -41,7 +41,9 @@ fn diff2test(out: &Path, change: &str) -> Run {
 }
 
 fn has_reason(stderr: &str, code: &str) -> bool {
-    stderr.lines().any(|l| l.starts_with(&format!("reason {code}")))
+    stderr
+        .lines()
+        .any(|l| l.starts_with(&format!("reason {code}")))
 }
 
 #[test]
@@ -50,18 +52,39 @@ fn small_preset_subset_then_broken_evidence_falls_back() {
     let out = tmp.path().join("small");
     let preset = synth::preset("small").unwrap();
     let sum = synth::generate(&preset, 1, &out).unwrap();
-    assert!(sum.tus > 300 && sum.tests > 30, "small preset too small: {sum:?}");
+    assert!(
+        sum.tus > 300 && sum.tests > 30,
+        "small preset too small: {sum:?}"
+    );
 
     // 1. One header: a non-empty proper subset that contains every test the
     //    generator's independent oracle selects.
     let r = diff2test(&out, "one-header");
     assert_eq!(r.code, 0, "stderr:\n{}", r.stderr);
-    assert_eq!(r.stderr.lines().next(), Some("SUBSET_SELECTED"), "stderr:\n{}", r.stderr);
+    assert_eq!(
+        r.stderr.lines().next(),
+        Some("SUBSET_SELECTED"),
+        "stderr:\n{}",
+        r.stderr
+    );
     let selected: Vec<&str> = r.stdout.lines().collect();
-    assert!(!selected.is_empty() && selected.len() < sum.tests, "{} of {}", selected.len(), sum.tests);
-    let (_, oracle) = sum.expected_names.iter().find(|(n, _)| n == "one-header").unwrap();
+    assert!(
+        !selected.is_empty() && selected.len() < sum.tests,
+        "{} of {}",
+        selected.len(),
+        sum.tests
+    );
+    let (_, oracle) = sum
+        .expected_names
+        .iter()
+        .find(|(n, _)| n == "one-header")
+        .unwrap();
     for t in oracle {
-        assert!(selected.contains(&t.as_str()), "diff2test omitted {t}, which the oracle selects; stdout:\n{}", r.stdout);
+        assert!(
+            selected.contains(&t.as_str()),
+            "diff2test omitted {t}, which the oracle selects; stdout:\n{}",
+            r.stdout
+        );
     }
 
     // 2. A listed depfile disappears: its translation unit has no evidence.
@@ -69,34 +92,59 @@ fn small_preset_subset_then_broken_evidence_falls_back() {
     let list = std::fs::read_to_string(&deps_txt).unwrap();
     // A unit of a test executable: always inside the coverage scope (a library that no
     // test or built executable links is out of scope, and its depfile may be missing).
-    let victim = list.lines().find(|l| l.contains("/unittests/")).expect("a test executable's depfile").to_owned();
+    let victim = list
+        .lines()
+        .find(|l| l.contains("/unittests/"))
+        .expect("a test executable's depfile")
+        .to_owned();
     std::fs::remove_file(&victim).unwrap();
     let r = diff2test(&out, "one-header");
     assert_eq!(r.code, 3, "stderr:\n{}", r.stderr);
     assert_eq!(r.stderr.lines().next(), Some("FULL_SUITE_SELECTED"));
-    assert!(has_reason(&r.stderr, "DEP_FILE_UNREADABLE"), "stderr:\n{}", r.stderr);
+    assert!(
+        has_reason(&r.stderr, "DEP_FILE_UNREADABLE"),
+        "stderr:\n{}",
+        r.stderr
+    );
     assert_eq!(r.stdout.lines().count(), sum.tests);
 
     // 3. ...and is dropped from the list too: coverage is incomplete.
-    let rest: String = list.lines().filter(|l| *l != victim).map(|l| format!("{l}\n")).collect();
+    let rest: String = list
+        .lines()
+        .filter(|l| *l != victim)
+        .map(|l| format!("{l}\n"))
+        .collect();
     std::fs::write(&deps_txt, rest).unwrap();
     let r = diff2test(&out, "one-header");
     assert_eq!(r.code, 3, "stderr:\n{}", r.stderr);
-    assert!(has_reason(&r.stderr, "DEP_COVERAGE_INCOMPLETE"), "stderr:\n{}", r.stderr);
-    assert!(!has_reason(&r.stderr, "DEP_FILE_UNREADABLE"), "stderr:\n{}", r.stderr);
+    assert!(
+        has_reason(&r.stderr, "DEP_COVERAGE_INCOMPLETE"),
+        "stderr:\n{}",
+        r.stderr
+    );
+    assert!(
+        !has_reason(&r.stderr, "DEP_FILE_UNREADABLE"),
+        "stderr:\n{}",
+        r.stderr
+    );
 }
 
 /// Every file under `dir` with its bytes and modification time, hashed.
 fn tree_digest(dir: &Path) -> (usize, u64) {
     use std::hash::{Hash, Hasher};
-    let mut files: Vec<_> =
-        walkdir::WalkDir::new(dir).into_iter().map(|e| e.unwrap()).filter(|e| e.file_type().is_file()).collect();
+    let mut files: Vec<_> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .collect();
     files.sort_by(|a, b| a.path().cmp(b.path()));
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for f in &files {
         f.path().hash(&mut h);
         std::fs::read(f.path()).unwrap().hash(&mut h);
-        filetime::FileTime::from_last_modification_time(&f.metadata().unwrap()).unix_seconds().hash(&mut h);
+        filetime::FileTime::from_last_modification_time(&f.metadata().unwrap())
+            .unix_seconds()
+            .hash(&mut h);
     }
     (files.len(), h.finish())
 }

@@ -69,11 +69,18 @@ fn commit_all(root: &Path, msg: &str) -> String {
 }
 
 fn changes(dir: &Path, base: &str, head: Option<&str>) -> Vec<VcsChange> {
-    changed_paths(dir, base, head).unwrap_or_else(|e| panic!("changed_paths({}, {base}, {head:?}): {e}", dir.display()))
+    changed_paths(dir, base, head)
+        .unwrap_or_else(|e| panic!("changed_paths({}, {base}, {head:?}): {e}", dir.display()))
 }
 
 fn expect(root: &Path, items: &[(&str, ChangeKind)]) -> Vec<VcsChange> {
-    let mut v: Vec<VcsChange> = items.iter().map(|(rel, kind)| VcsChange { path: root.join(rel), kind: *kind }).collect();
+    let mut v: Vec<VcsChange> = items
+        .iter()
+        .map(|(rel, kind)| VcsChange {
+            path: root.join(rel),
+            kind: *kind,
+        })
+        .collect();
     v.sort_by(|a, b| a.path.cmp(&b.path));
     v
 }
@@ -92,8 +99,12 @@ fn two_commits(edit: impl FnOnce(&Path)) -> (TempDir, PathBuf, String, String) {
 
 #[test]
 fn content_edit_is_modified() {
-    let (_t, root, base, head) = two_commits(|r| write(r, "src/lib.c", "int f(void) { return 2; }\n"));
-    assert_eq!(changes(&root, &base, Some(&head)), expect(&root, &[("src/lib.c", ChangeKind::Modified)]));
+    let (_t, root, base, head) =
+        two_commits(|r| write(r, "src/lib.c", "int f(void) { return 2; }\n"));
+    assert_eq!(
+        changes(&root, &base, Some(&head)),
+        expect(&root, &[("src/lib.c", ChangeKind::Modified)])
+    );
 }
 
 #[test]
@@ -103,7 +114,13 @@ fn rename_reports_old_and_new_paths() {
     });
     assert_eq!(
         changes(&root, &base, Some(&head)),
-        expect(&root, &[("src/lib.c", ChangeKind::Deleted), ("src/renamed.c", ChangeKind::Added)])
+        expect(
+            &root,
+            &[
+                ("src/lib.c", ChangeKind::Deleted),
+                ("src/renamed.c", ChangeKind::Added)
+            ]
+        )
     );
 }
 
@@ -115,12 +132,24 @@ fn deletion_and_addition() {
     });
     assert_eq!(
         changes(&root, &base, Some(&head)),
-        expect(&root, &[("a.txt", ChangeKind::Deleted), ("new/dir/c.txt", ChangeKind::Added)])
+        expect(
+            &root,
+            &[
+                ("a.txt", ChangeKind::Deleted),
+                ("new/dir/c.txt", ChangeKind::Added)
+            ]
+        )
     );
     // Reversed direction swaps the kinds.
     assert_eq!(
         changes(&root, &head, Some(&base)),
-        expect(&root, &[("a.txt", ChangeKind::Added), ("new/dir/c.txt", ChangeKind::Deleted)])
+        expect(
+            &root,
+            &[
+                ("a.txt", ChangeKind::Added),
+                ("new/dir/c.txt", ChangeKind::Deleted)
+            ]
+        )
     );
 }
 
@@ -131,7 +160,10 @@ fn mode_change_is_reported() {
     let (_t, root, base, head) = two_commits(|r| {
         fs::set_permissions(r.join("b.txt"), fs::Permissions::from_mode(0o755)).unwrap();
     });
-    assert_eq!(changes(&root, &base, Some(&head)), expect(&root, &[("b.txt", ChangeKind::TypeOrModeChanged)]));
+    assert_eq!(
+        changes(&root, &base, Some(&head)),
+        expect(&root, &[("b.txt", ChangeKind::TypeOrModeChanged)])
+    );
 }
 
 #[cfg(unix)]
@@ -147,7 +179,11 @@ fn file_to_symlink_and_file_to_directory() {
         changes(&root, &base, Some(&head)),
         expect(
             &root,
-            &[("a.txt", ChangeKind::TypeOrModeChanged), ("b.txt", ChangeKind::Deleted), ("b.txt/inner.txt", ChangeKind::Added)]
+            &[
+                ("a.txt", ChangeKind::TypeOrModeChanged),
+                ("b.txt", ChangeKind::Deleted),
+                ("b.txt/inner.txt", ChangeKind::Added)
+            ]
         )
     );
 }
@@ -166,11 +202,22 @@ fn identical_trees_are_empty() {
 fn revision_names_resolve() {
     let (_t, root, base, head) = two_commits(|r| write(r, "a.txt", "changed\n"));
     git(&root, &["tag", "v1", &base]);
-    git(&root, &["tag", "-a", "-m", "annotated", "v1-annotated", &base]);
+    git(
+        &root,
+        &["tag", "-a", "-m", "annotated", "v1-annotated", &base],
+    );
     git(&root, &["branch", "feature", &head]);
     // A clone has remote-tracking branches such as origin/main.
     let clone = root.parent().unwrap().join("clone");
-    git(root.parent().unwrap(), &["clone", "-q", &format!("file://{}", root.display()), "clone"]);
+    git(
+        root.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            &format!("file://{}", root.display()),
+            "clone",
+        ],
+    );
     let want = expect(&root, &[("a.txt", ChangeKind::Modified)]);
     for (b, h) in [
         ("HEAD~1", "HEAD"),
@@ -184,14 +231,24 @@ fn revision_names_resolve() {
         assert_eq!(changes(&root, b, Some(h)), want, "{b}..{h}");
     }
     let want_clone = expect(&clone, &[("a.txt", ChangeKind::Modified)]);
-    assert_eq!(changes(&clone, "origin/main~1", Some("origin/main")), want_clone);
+    assert_eq!(
+        changes(&clone, "origin/main~1", Some("origin/main")),
+        want_clone
+    );
     assert_eq!(changes(&clone, "origin/main~1", None), want_clone);
 }
 
 #[test]
 fn unresolvable_revisions_are_typed_errors() {
     let (_t, root, base, _head) = two_commits(|r| write(r, "a.txt", "x\n"));
-    for bad in ["no-such-branch", "HEAD~99", "0123456789abcdef0123456789abcdef01234567", "", "main..HEAD", "HEAD:a.txt"] {
+    for bad in [
+        "no-such-branch",
+        "HEAD~99",
+        "0123456789abcdef0123456789abcdef01234567",
+        "",
+        "main..HEAD",
+        "HEAD:a.txt",
+    ] {
         match changed_paths(&root, bad, Some("HEAD")) {
             Err(VcsError::UnresolvedRevision { rev, .. }) => assert_eq!(rev, bad),
             other => panic!("base {bad:?}: expected UnresolvedRevision, got {other:?}"),
@@ -213,13 +270,22 @@ fn no_repository_is_a_typed_error() {
     let dir = tmp.path().join("plain");
     fs::create_dir(&dir).unwrap();
     // Guard: the temp dir must not itself sit inside a repository.
-    let inside = Command::new("git").args(["rev-parse", "--git-dir"]).current_dir(&dir).output();
+    let inside = Command::new("git")
+        .args(["rev-parse", "--git-dir"])
+        .current_dir(&dir)
+        .output();
     if matches!(inside, Ok(ref o) if o.status.success()) {
         eprintln!("skipping: the temp dir is inside a git repository");
         return;
     }
-    assert!(matches!(changed_paths(&dir, "HEAD", None), Err(VcsError::NoRepository { .. })));
-    assert!(matches!(changed_paths(&dir.join("missing"), "HEAD", None), Err(VcsError::NoRepository { .. })));
+    assert!(matches!(
+        changed_paths(&dir, "HEAD", None),
+        Err(VcsError::NoRepository { .. })
+    ));
+    assert!(matches!(
+        changed_paths(&dir.join("missing"), "HEAD", None),
+        Err(VcsError::NoRepository { .. })
+    ));
 }
 
 #[test]
@@ -249,7 +315,13 @@ fn non_utf8_paths_do_not_panic_and_are_exact() {
     use std::os::unix::ffi::OsStrExt;
     let name = OsStr::from_bytes(b"bad-\xff\xfe.txt");
     let (_t, root, base, head) = two_commits(|r| fs::write(r.join(name), "x\n").unwrap());
-    assert_eq!(changes(&root, &base, Some(&head)), vec![VcsChange { path: root.join(name), kind: ChangeKind::Added }]);
+    assert_eq!(
+        changes(&root, &base, Some(&head)),
+        vec![VcsChange {
+            path: root.join(name),
+            kind: ChangeKind::Added
+        }]
+    );
     // In the working tree too, tracked (edited) and untracked.
     fs::write(root.join(name), "y\n").unwrap();
     let untracked = OsStr::from_bytes(b"new-\x80.txt");
@@ -257,8 +329,14 @@ fn non_utf8_paths_do_not_panic_and_are_exact() {
     assert_eq!(
         changes(&root, &head, None),
         vec![
-            VcsChange { path: root.join(name), kind: ChangeKind::Modified },
-            VcsChange { path: root.join(untracked), kind: ChangeKind::Untracked },
+            VcsChange {
+                path: root.join(name),
+                kind: ChangeKind::Modified
+            },
+            VcsChange {
+                path: root.join(untracked),
+                kind: ChangeKind::Untracked
+            },
         ]
     );
 }
@@ -269,7 +347,13 @@ fn source_dir_may_be_a_subdirectory() {
         write(r, "src/lib.c", "changed\n");
         write(r, "a.txt", "outside the source dir\n");
     });
-    let want = expect(&root, &[("a.txt", ChangeKind::Modified), ("src/lib.c", ChangeKind::Modified)]);
+    let want = expect(
+        &root,
+        &[
+            ("a.txt", ChangeKind::Modified),
+            ("src/lib.c", ChangeKind::Modified),
+        ],
+    );
     assert_eq!(changes(&root.join("src"), &base, Some(&head)), want);
     // A relative source dir also yields absolute paths.
     let rel = pathdiff(&root.join("src"));
@@ -303,7 +387,16 @@ fn repo_with_submodule() -> (TempDir, PathBuf, String, String) {
     commit_all(&lib, "lib v1");
     write(&root, "main.c", "int main(void) { return 0; }\n");
     commit_all(&root, "root");
-    git(&root, &["submodule", "add", "-q", &format!("file://{}", lib.display()), "sub"]);
+    git(
+        &root,
+        &[
+            "submodule",
+            "add",
+            "-q",
+            &format!("file://{}", lib.display()),
+            "sub",
+        ],
+    );
     let base = commit_all(&root, "add submodule");
     // Bump: a new commit in the submodule, recorded by the superproject.
     write(&root, "sub/lib.h", "v2\n");
@@ -315,11 +408,20 @@ fn repo_with_submodule() -> (TempDir, PathBuf, String, String) {
 #[test]
 fn submodule_pointer_bump_is_one_path() {
     let (_t, root, base, head) = repo_with_submodule();
-    assert_eq!(changes(&root, &base, Some(&head)), expect(&root, &[("sub", ChangeKind::SubmoduleMoved)]));
+    assert_eq!(
+        changes(&root, &base, Some(&head)),
+        expect(&root, &[("sub", ChangeKind::SubmoduleMoved)])
+    );
     // Adding the submodule: .gitmodules and the gitlink.
     assert_eq!(
         changes(&root, &format!("{base}~1"), Some(&base)),
-        expect(&root, &[(".gitmodules", ChangeKind::Added), ("sub", ChangeKind::Added)])
+        expect(
+            &root,
+            &[
+                (".gitmodules", ChangeKind::Added),
+                ("sub", ChangeKind::Added)
+            ]
+        )
     );
 }
 
@@ -328,19 +430,31 @@ fn submodule_in_the_working_tree() {
     let (_t, root, base, head) = repo_with_submodule();
     // Clean: nothing changed against HEAD; the checkout differs from base.
     assert!(changes(&root, &head, None).is_empty());
-    assert_eq!(changes(&root, &base, None), expect(&root, &[("sub", ChangeKind::SubmoduleMoved)]));
+    assert_eq!(
+        changes(&root, &base, None),
+        expect(&root, &[("sub", ChangeKind::SubmoduleMoved)])
+    );
     // An uncommitted edit inside the submodule is reported as the inner path.
     write(&root, "sub/lib.h", "local edit\n");
     write(&root, "sub/extra.h", "untracked in the submodule\n");
     assert_eq!(
         changes(&root, &head, None),
-        expect(&root, &[("sub/extra.h", ChangeKind::Untracked), ("sub/lib.h", ChangeKind::Modified)])
+        expect(
+            &root,
+            &[
+                ("sub/extra.h", ChangeKind::Untracked),
+                ("sub/lib.h", ChangeKind::Modified)
+            ]
+        )
     );
     // Checking out another commit in the submodule (not committed in the superproject).
     fs::remove_file(root.join("sub/extra.h")).unwrap();
     git(&root.join("sub"), &["checkout", "-q", "--", "lib.h"]);
     git(&root.join("sub"), &["checkout", "-q", "HEAD~1"]);
-    assert_eq!(changes(&root, &head, None), expect(&root, &[("sub", ChangeKind::SubmoduleMoved)]));
+    assert_eq!(
+        changes(&root, &head, None),
+        expect(&root, &[("sub", ChangeKind::SubmoduleMoved)])
+    );
 }
 
 #[test]
@@ -378,8 +492,18 @@ fn working_tree_comparison() {
     // Staged, then undone in the working tree only: still reported (conservative).
     write(&root, "src/lib.c", "int f(void) { return 1; }\n");
     let got = changes(&root, &base, None);
-    assert!(got.contains(&VcsChange { path: root.join("src/lib.c"), kind: ChangeKind::Modified }), "{got:?}");
-    assert!(!got.iter().any(|c| c.path.ends_with("ignored.log") || c.path.starts_with(root.join("build"))), "{got:?}");
+    assert!(
+        got.contains(&VcsChange {
+            path: root.join("src/lib.c"),
+            kind: ChangeKind::Modified
+        }),
+        "{got:?}"
+    );
+    assert!(
+        !got.iter()
+            .any(|c| c.path.ends_with("ignored.log") || c.path.starts_with(root.join("build"))),
+        "{got:?}"
+    );
 }
 
 #[test]
@@ -391,20 +515,30 @@ fn tracked_file_in_ignored_directory_is_still_compared() {
     });
     write(&root, "build/keep.txt", "edited\n");
     write(&root, "build/junk.o", "ignored\n");
-    assert_eq!(changes(&root, &head, None), expect(&root, &[("build/keep.txt", ChangeKind::Modified)]));
+    assert_eq!(
+        changes(&root, &head, None),
+        expect(&root, &[("build/keep.txt", ChangeKind::Modified)])
+    );
 }
 
 #[cfg(unix)]
 #[test]
 fn working_tree_mode_and_symlink_changes() {
     use std::os::unix::fs::PermissionsExt;
-    let (_t, root, _base, head) = two_commits(|r| std::os::unix::fs::symlink("a.txt", r.join("link")).unwrap());
+    let (_t, root, _base, head) =
+        two_commits(|r| std::os::unix::fs::symlink("a.txt", r.join("link")).unwrap());
     fs::set_permissions(root.join("b.txt"), fs::Permissions::from_mode(0o755)).unwrap();
     fs::remove_file(root.join("link")).unwrap();
     std::os::unix::fs::symlink("b.txt", root.join("link")).unwrap();
     assert_eq!(
         changes(&root, &head, None),
-        expect(&root, &[("b.txt", ChangeKind::TypeOrModeChanged), ("link", ChangeKind::Modified)])
+        expect(
+            &root,
+            &[
+                ("b.txt", ChangeKind::TypeOrModeChanged),
+                ("link", ChangeKind::Modified)
+            ]
+        )
     );
 }
 
@@ -415,14 +549,27 @@ fn untracked_nested_repository_is_one_path() {
     fs::create_dir_all(&nested).unwrap();
     git(&nested, &["init", "-q"]);
     write(&nested, "x.c", "x\n");
-    assert_eq!(changes(&root, &head, None), expect(&root, &[("vendor/nested", ChangeKind::Untracked)]));
+    assert_eq!(
+        changes(&root, &head, None),
+        expect(&root, &[("vendor/nested", ChangeKind::Untracked)])
+    );
 }
 
 #[test]
 fn shallow_clone_without_base_is_unresolved() {
     let (_t, root, base, head) = two_commits(|r| write(r, "a.txt", "x\n"));
     let parent = root.parent().unwrap();
-    git(parent, &["clone", "-q", "--depth", "1", &format!("file://{}", root.display()), "shallow"]);
+    git(
+        parent,
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &format!("file://{}", root.display()),
+            "shallow",
+        ],
+    );
     let shallow = parent.join("shallow");
     for bad in [base.as_str(), &base[..10], "HEAD~1", "HEAD^"] {
         match changed_paths(&shallow, bad, Some("HEAD")) {
@@ -437,13 +584,32 @@ fn shallow_clone_without_base_is_unresolved() {
 fn linked_worktree_is_supported() {
     let (_t, root, base, head) = two_commits(|r| write(r, "a.txt", "x\n"));
     let wt = root.parent().unwrap().join("wt");
-    git(&root, &["worktree", "add", "-q", "--detach", wt.to_str().unwrap(), &head]);
+    git(
+        &root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            wt.to_str().unwrap(),
+            &head,
+        ],
+    );
     write(&wt, "b.txt", "edited in the linked worktree\n");
     assert_eq!(
         changes(&wt, &base, None),
-        expect(&wt, &[("a.txt", ChangeKind::Modified), ("b.txt", ChangeKind::Modified)])
+        expect(
+            &wt,
+            &[
+                ("a.txt", ChangeKind::Modified),
+                ("b.txt", ChangeKind::Modified)
+            ]
+        )
     );
-    assert_eq!(changes(&wt, &base, Some(&head)), expect(&wt, &[("a.txt", ChangeKind::Modified)]));
+    assert_eq!(
+        changes(&wt, &base, Some(&head)),
+        expect(&wt, &[("a.txt", ChangeKind::Modified)])
+    );
 }
 
 #[cfg(unix)]
@@ -459,7 +625,13 @@ fn symlinked_leading_directory_hides_tracked_files() {
     std::os::unix::fs::symlink(&elsewhere, root.join("src")).unwrap();
     assert_eq!(
         changes(&root, &head, None),
-        expect(&root, &[("src", ChangeKind::Untracked), ("src/lib.c", ChangeKind::Deleted)])
+        expect(
+            &root,
+            &[
+                ("src", ChangeKind::Untracked),
+                ("src/lib.c", ChangeKind::Deleted)
+            ]
+        )
     );
 }
 
@@ -467,7 +639,10 @@ fn symlinked_leading_directory_hides_tracked_files() {
 fn unborn_head_is_unresolved() {
     let (_t, root) = new_repo();
     write(&root, "a.txt", "a\n");
-    assert!(matches!(changed_paths(&root, "HEAD", None), Err(VcsError::UnresolvedRevision { .. })));
+    assert!(matches!(
+        changed_paths(&root, "HEAD", None),
+        Err(VcsError::UnresolvedRevision { .. })
+    ));
 }
 
 /// As root (CI), a repository owned by another user is still read: gix gives it reduced
@@ -532,11 +707,19 @@ fn git_paths(root: &Path, args: &[&str]) -> std::collections::BTreeSet<PathBuf> 
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .output()
         .unwrap_or_else(|e| panic!("{INSTALL_GIT}: {e}"));
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
         .split(|b| *b == 0)
         .filter(|p| !p.is_empty())
-        .map(|p| root.join(std::ffi::OsStr::from_bytes(p.strip_suffix(b"/").unwrap_or(p))))
+        .map(|p| {
+            root.join(std::ffi::OsStr::from_bytes(
+                p.strip_suffix(b"/").unwrap_or(p),
+            ))
+        })
         .collect()
 }
 
@@ -545,7 +728,9 @@ fn git_paths(root: &Path, args: &[&str]) -> std::collections::BTreeSet<PathBuf> 
 fn mutate(root: &Path, rng: &mut Rng, steps: usize) {
     use std::os::unix::fs::PermissionsExt;
     const DIRS: [&str; 6] = ["", "d", "d/e", "sp ace", "ign", "x/y/z"];
-    const NAMES: [&str; 9] = ["a.c", "b.h", "c d.txt", "é.txt", "n\nl", "k.log", "m", "p.cmake", "q"];
+    const NAMES: [&str; 9] = [
+        "a.c", "b.h", "c d.txt", "é.txt", "n\nl", "k.log", "m", "p.cmake", "q",
+    ];
     for _ in 0..steps {
         let rel = Path::new(DIRS[rng.below(DIRS.len())]).join(NAMES[rng.below(NAMES.len())]);
         let path = root.join(&rel);
@@ -572,7 +757,10 @@ fn mutate(root: &Path, rng: &mut Rng, steps: usize) {
                 fs::remove_file(&path).unwrap();
                 std::os::unix::fs::symlink(NAMES[rng.below(NAMES.len())], &path).unwrap();
             }
-            5 if meta.as_ref().is_some_and(|m| m.is_file() || m.file_type().is_symlink()) => {
+            5 if meta
+                .as_ref()
+                .is_some_and(|m| m.is_file() || m.file_type().is_symlink()) =>
+            {
                 // The file becomes a directory holding a file.
                 fs::remove_file(&path).unwrap();
                 fs::create_dir_all(&path).unwrap();
@@ -589,7 +777,11 @@ fn mutate(root: &Path, rng: &mut Rng, steps: usize) {
 #[cfg(unix)]
 #[test]
 fn agrees_with_git_diff_on_random_histories() {
-    for seed in [0x9e37_79b9_7f4a_7c15u64, 0xdead_beef_1234_5678, 42_4242_4242] {
+    for seed in [
+        0x9e37_79b9_7f4a_7c15u64,
+        0xdead_beef_1234_5678,
+        42_4242_4242,
+    ] {
         let mut rng = Rng(seed);
         let (_t, root) = new_repo();
         write(&root, ".gitignore", "*.log\nign/\n");
@@ -598,23 +790,45 @@ fn agrees_with_git_diff_on_random_histories() {
         mutate(&root, &mut rng, 30);
         let b = commit_all(&root, "b");
         let ours = |base: &str, head: Option<&str>| -> std::collections::BTreeSet<PathBuf> {
-            changes(&root, base, head).into_iter().map(|c| c.path).collect()
+            changes(&root, base, head)
+                .into_iter()
+                .map(|c| c.path)
+                .collect()
         };
-        let theirs = git_paths(&root, &["diff", "-z", "--name-only", "--no-renames", &a, &b]);
+        let theirs = git_paths(
+            &root,
+            &["diff", "-z", "--name-only", "--no-renames", &a, &b],
+        );
         assert_eq!(ours(&a, Some(&b)), theirs, "seed {seed:#x}: {a}..{b}");
 
         // Working tree: unstaged edits, some staged, untracked and ignored files.
         mutate(&root, &mut rng, 30);
         for _ in 0..3 {
-            let _ = Command::new("git").args(["add", "-A", "d"]).current_dir(&root).output();
+            let _ = Command::new("git")
+                .args(["add", "-A", "d"])
+                .current_dir(&root)
+                .output();
         }
         mutate(&root, &mut rng, 10);
         let mut want = git_paths(&root, &["diff", "-z", "--name-only", "--no-renames", &a]);
-        want.extend(git_paths(&root, &["diff", "-z", "--cached", "--name-only", "--no-renames", &a]));
-        want.extend(git_paths(&root, &["ls-files", "-z", "-o", "--exclude-standard"]));
+        want.extend(git_paths(
+            &root,
+            &["diff", "-z", "--cached", "--name-only", "--no-renames", &a],
+        ));
+        want.extend(git_paths(
+            &root,
+            &["ls-files", "-z", "-o", "--exclude-standard"],
+        ));
         assert_eq!(ours(&a, None), want, "seed {seed:#x}: {a} vs working tree");
-        eprintln!("seed {seed:#x}: {} paths between revisions, {} against the working tree", theirs.len(), want.len());
-        assert!(!theirs.is_empty() && !want.is_empty(), "seed {seed:#x} made no change: pick another");
+        eprintln!(
+            "seed {seed:#x}: {} paths between revisions, {} against the working tree",
+            theirs.len(),
+            want.len()
+        );
+        assert!(
+            !theirs.is_empty() && !want.is_empty(),
+            "seed {seed:#x} made no change: pick another"
+        );
     }
 }
 
@@ -627,15 +841,27 @@ const CHILD_ENV: &str = "DIFF2TEST_VCS_CHILD_REPO";
 fn run_child(repo: &Path, base: &str, path_env: &Path) -> String {
     let exe = std::env::current_exe().unwrap();
     let out = Command::new(exe)
-        .args(["--exact", "child_runs_changed_paths", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_runs_changed_paths",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, repo)
         .env("DIFF2TEST_VCS_CHILD_BASE", base)
         .env("PATH", path_env)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "child failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let line = stdout.lines().find_map(|l| l.split_once("RESULT ").map(|(_, r)| r)).unwrap_or_else(|| panic!("no RESULT in {stdout}"));
+    assert!(
+        out.status.success(),
+        "child failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r))
+        .unwrap_or_else(|| panic!("no RESULT in {stdout}"));
     line.to_string()
 }
 
@@ -646,7 +872,10 @@ fn child_runs_changed_paths() {
     let Some(repo) = std::env::var_os(CHILD_ENV) else {
         let (_tmp, root, base, _head) = repo_with_submodule();
         let got = changed_paths(&root, &base, Some("HEAD")).unwrap();
-        assert!(got.iter().any(|c| c.kind == ChangeKind::SubmoduleMoved), "{got:?}");
+        assert!(
+            got.iter().any(|c| c.kind == ChangeKind::SubmoduleMoved),
+            "{got:?}"
+        );
         return;
     };
     let base = std::env::var("DIFF2TEST_VCS_CHILD_BASE").unwrap();
@@ -662,8 +891,17 @@ fn never_spawns_a_process() {
     let (tmp, root, base, _head) = repo_with_submodule();
     write(&root, "a new file.txt", "untracked\n");
     write(&root, "sub/lib.h", "dirty submodule\n");
-    let expected = format!("{:?}", (changed_paths(&root, &base, Some("HEAD")), changed_paths(&root, &base, None)));
-    assert!(expected.contains("SubmoduleMoved") && expected.contains("Untracked"), "{expected}");
+    let expected = format!(
+        "{:?}",
+        (
+            changed_paths(&root, &base, Some("HEAD")),
+            changed_paths(&root, &base, None)
+        )
+    );
+    assert!(
+        expected.contains("SubmoduleMoved") && expected.contains("Untracked"),
+        "{expected}"
+    );
 
     // 1. PATH points at an empty directory: no program can be found by name.
     let empty = tmp.path().join("empty-bin");
@@ -676,9 +914,17 @@ fn never_spawns_a_process() {
     let mark = tmp.path().join("spawned");
     for name in ["git", "sh", "git-lfs", "ssh"] {
         let script = decoys.join(name);
-        fs::write(&script, format!("#!/bin/sh\necho {name} >> '{}'\nexit 1\n", mark.display())).unwrap();
+        fs::write(
+            &script,
+            format!("#!/bin/sh\necho {name} >> '{}'\nexit 1\n", mark.display()),
+        )
+        .unwrap();
         fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
     }
     assert_eq!(run_child(&root, &base, &decoys), expected);
-    assert!(!mark.exists(), "a process was spawned: {}", fs::read_to_string(&mark).unwrap_or_default());
+    assert!(
+        !mark.exists(),
+        "a process was spawned: {}",
+        fs::read_to_string(&mark).unwrap_or_default()
+    );
 }

@@ -73,11 +73,17 @@ struct RawProperty {
 }
 
 fn string_list(prop: &str, test: &str, v: &serde_json::Value) -> Result<Vec<String>, Gap> {
-    let bad = || Gap::new(Code::CtestMalformed, format!("test {test:?}: property {prop} is not a list of strings"));
+    let bad = || {
+        Gap::new(
+            Code::CtestMalformed,
+            format!("test {test:?}: property {prop} is not a list of strings"),
+        )
+    };
     match v {
-        serde_json::Value::Array(items) => {
-            items.iter().map(|i| i.as_str().map(str::to_owned).ok_or_else(bad)).collect()
-        }
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_owned).ok_or_else(bad))
+            .collect(),
         serde_json::Value::String(s) => Ok(vec![s.clone()]),
         _ => Err(bad()),
     }
@@ -94,38 +100,64 @@ pub fn load(reader: &Reader, path: &str, build_dir: &str) -> Result<Catalogue, G
 }
 
 /// Parses and audits catalogue bytes (see [`load`]).
-pub fn parse(bytes: &[u8], origin: &str, build_dir: &str, max_tests: usize) -> Result<Catalogue, Gap> {
+pub fn parse(
+    bytes: &[u8],
+    origin: &str,
+    build_dir: &str,
+    max_tests: usize,
+) -> Result<Catalogue, Gap> {
     let malformed = |e: serde_json::Error| Gap::new(Code::CtestMalformed, format!("{origin}: {e}"));
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(Gap::new(Code::CtestMalformed, format!("{origin}: file is empty")));
+        return Err(Gap::new(
+            Code::CtestMalformed,
+            format!("{origin}: file is empty"),
+        ));
     }
     let head: RawHead = serde_json::from_slice(bytes).map_err(malformed)?;
     if head.kind != "ctestInfo" {
-        return Err(Gap::new(Code::CtestUnsupportedVersion, format!("{origin}: kind {:?} is not \"ctestInfo\"", head.kind)));
+        return Err(Gap::new(
+            Code::CtestUnsupportedVersion,
+            format!("{origin}: kind {:?} is not \"ctestInfo\"", head.kind),
+        ));
     }
     if head.version.major != 1 {
         return Err(Gap::new(
             Code::CtestUnsupportedVersion,
-            format!("{origin}: json-v{} is not supported (only major version 1)", head.version.major),
+            format!(
+                "{origin}: json-v{} is not supported (only major version 1)",
+                head.version.major
+            ),
         ));
     }
     let raw: RawCatalogue = serde_json::from_slice(bytes).map_err(malformed)?;
     if raw.tests.len() > max_tests {
         return Err(Gap::new(
             Code::CtestLimitExceeded,
-            format!("{origin}: {} tests exceed the limit of {max_tests} (--max-tests)", raw.tests.len()),
+            format!(
+                "{origin}: {} tests exceed the limit of {max_tests} (--max-tests)",
+                raw.tests.len()
+            ),
         ));
     }
     let mut seen: HashSet<&str> = HashSet::with_capacity(raw.tests.len());
     for t in &raw.tests {
         if t.name.is_empty() {
-            return Err(Gap::new(Code::CtestEmptyName, format!("{origin}: a test has an empty name")));
+            return Err(Gap::new(
+                Code::CtestEmptyName,
+                format!("{origin}: a test has an empty name"),
+            ));
         }
         if t.name.trim() != t.name || t.name.chars().any(char::is_control) {
-            return Err(Gap::new(Code::CtestSuspiciousName, format!("{origin}: test name {:?}", t.name)));
+            return Err(Gap::new(
+                Code::CtestSuspiciousName,
+                format!("{origin}: test name {:?}", t.name),
+            ));
         }
         if !seen.insert(t.name.as_str()) {
-            return Err(Gap::new(Code::CtestDuplicateName, format!("{origin}: test {:?} is registered twice", t.name)));
+            return Err(Gap::new(
+                Code::CtestDuplicateName,
+                format!("{origin}: test {:?} is registered twice", t.name),
+            ));
         }
     }
     let mut tests = Vec::with_capacity(raw.tests.len());
@@ -141,12 +173,21 @@ pub fn parse(bytes: &[u8], origin: &str, build_dir: &str, max_tests: usize) -> R
         }
         labels.sort();
         labels.dedup();
-        tests.push(Test { name: t.name, command: t.command, config: t.config, labels, environment });
+        tests.push(Test {
+            name: t.name,
+            command: t.command,
+            config: t.config,
+            labels,
+            environment,
+        });
     }
     if tests.is_empty() {
         let testfile = format!("{build_dir}/CTestTestfile.cmake");
         if !std::path::Path::new(&testfile).is_file() {
-            return Err(Gap::new(Code::CtestNoTestfile, format!("{origin}: no tests and no {testfile}")));
+            return Err(Gap::new(
+                Code::CtestNoTestfile,
+                format!("{origin}: no tests and no {testfile}"),
+            ));
         }
     }
     Ok(Catalogue { tests })
@@ -186,33 +227,80 @@ mod tests {
         assert_eq!(code(""), Code::CtestMalformed);
         assert_eq!(code("{"), Code::CtestMalformed);
         assert_eq!(code("\u{feff}{}"), Code::CtestMalformed);
-        assert_eq!(code(r#"{"kind":"ctestInfo","version":{"major":2,"minor":0},"tests":[]}"#), Code::CtestUnsupportedVersion);
-        assert_eq!(code(r#"{"kind":"other","version":{"major":1,"minor":0},"tests":[]}"#), Code::CtestUnsupportedVersion);
         assert_eq!(
-            code(r#"{"kind":"ctestInfo","kind":"ctestInfo","version":{"major":1,"minor":0},"tests":[]}"#),
+            code(r#"{"kind":"ctestInfo","version":{"major":2,"minor":0},"tests":[]}"#),
+            Code::CtestUnsupportedVersion
+        );
+        assert_eq!(
+            code(r#"{"kind":"other","version":{"major":1,"minor":0},"tests":[]}"#),
+            Code::CtestUnsupportedVersion
+        );
+        assert_eq!(
+            code(
+                r#"{"kind":"ctestInfo","kind":"ctestInfo","version":{"major":1,"minor":0},"tests":[]}"#
+            ),
             Code::CtestMalformed
         );
-        assert_eq!(code(r#"{"kind":"ctestInfo","version":{"major":1e40,"minor":0},"tests":[]}"#), Code::CtestMalformed);
-        assert_eq!(code(r#"{"kind":"ctestInfo","version":{"major":-1,"minor":0},"tests":[]}"#), Code::CtestMalformed);
+        assert_eq!(
+            code(r#"{"kind":"ctestInfo","version":{"major":1e40,"minor":0},"tests":[]}"#),
+            Code::CtestMalformed
+        );
+        assert_eq!(
+            code(r#"{"kind":"ctestInfo","version":{"major":-1,"minor":0},"tests":[]}"#),
+            Code::CtestMalformed
+        );
         assert_eq!(code(&format!(r#"{{{HEAD}}}"#)), Code::CtestMalformed);
-        assert_eq!(code(&format!(r#"{{{HEAD},"tests":{{}}}}"#)), Code::CtestMalformed);
-        assert_eq!(code(&format!(r#"{{{HEAD},"tests":[{{"name":""}}]}}"#)), Code::CtestEmptyName);
-        assert_eq!(code(&format!(r#"{{{HEAD},"tests":[{{"name":"a "}}]}}"#)), Code::CtestSuspiciousName);
-        assert_eq!(code(&format!(r#"{{{HEAD},"tests":[{{"name":"a\nb"}}]}}"#)), Code::CtestSuspiciousName);
-        assert_eq!(code(&format!(r#"{{{HEAD},"tests":[{{"name":"a"}},{{"name":"a"}}]}}"#)), Code::CtestDuplicateName);
-        assert_eq!(code(&format!(r#"{{{HEAD},"tests":[{{"name":"a","command":"x"}}]}}"#)), Code::CtestMalformed);
         assert_eq!(
-            code(&format!(r#"{{{HEAD},"tests":[{{"name":"a","properties":[{{"name":"LABELS","value":[1]}}]}}]}}"#)),
+            code(&format!(r#"{{{HEAD},"tests":{{}}}}"#)),
             Code::CtestMalformed
         );
-        assert_eq!(code(&format!(r#"{{{HEAD},"tests":[]}}"#)), Code::CtestNoTestfile);
+        assert_eq!(
+            code(&format!(r#"{{{HEAD},"tests":[{{"name":""}}]}}"#)),
+            Code::CtestEmptyName
+        );
+        assert_eq!(
+            code(&format!(r#"{{{HEAD},"tests":[{{"name":"a "}}]}}"#)),
+            Code::CtestSuspiciousName
+        );
+        assert_eq!(
+            code(&format!(r#"{{{HEAD},"tests":[{{"name":"a\nb"}}]}}"#)),
+            Code::CtestSuspiciousName
+        );
+        assert_eq!(
+            code(&format!(
+                r#"{{{HEAD},"tests":[{{"name":"a"}},{{"name":"a"}}]}}"#
+            )),
+            Code::CtestDuplicateName
+        );
+        assert_eq!(
+            code(&format!(
+                r#"{{{HEAD},"tests":[{{"name":"a","command":"x"}}]}}"#
+            )),
+            Code::CtestMalformed
+        );
+        assert_eq!(
+            code(&format!(
+                r#"{{{HEAD},"tests":[{{"name":"a","properties":[{{"name":"LABELS","value":[1]}}]}}]}}"#
+            )),
+            Code::CtestMalformed
+        );
+        assert_eq!(
+            code(&format!(r#"{{{HEAD},"tests":[]}}"#)),
+            Code::CtestNoTestfile
+        );
         let many: Vec<String> = (0..101).map(|i| format!(r#"{{"name":"t{i}"}}"#)).collect();
-        assert_eq!(code(&format!(r#"{{{HEAD},"tests":[{}]}}"#, many.join(","))), Code::CtestLimitExceeded);
+        assert_eq!(
+            code(&format!(r#"{{{HEAD},"tests":[{}]}}"#, many.join(","))),
+            Code::CtestLimitExceeded
+        );
     }
 
     #[test]
     fn names_differing_in_case_are_distinct() {
-        let c = p(&format!(r#"{{{HEAD},"tests":[{{"name":"a"}},{{"name":"A"}}]}}"#)).unwrap();
+        let c = p(&format!(
+            r#"{{{HEAD},"tests":[{{"name":"a"}},{{"name":"A"}}]}}"#
+        ))
+        .unwrap();
         assert_eq!(c.tests.len(), 2);
     }
 }

@@ -16,9 +16,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::SystemTime;
 
 use super::depfile_syntax;
-use crate::fasthash::FastMap;
 use super::file_api::Codemodel;
 use super::{ReadError, Reader};
+use crate::fasthash::FastMap;
 use crate::paths;
 use crate::reason::{Code, Gap};
 
@@ -119,33 +119,46 @@ fn map_one(
     local: &mut Local,
 ) -> Result<LocalUnit, Gap> {
     use std::os::unix::fs::MetadataExt;
-    let target = owning_target(depfile, object_dirs).map_err(|why| Gap::new(Code::DepFileUnmapped, format!("{depfile} {why}")))?;
+    let target = owning_target(depfile, object_dirs)
+        .map_err(|why| Gap::new(Code::DepFileUnmapped, format!("{depfile} {why}")))?;
     let t = &model.targets[target];
     let meta = reader.read_into_meta(depfile, buf).map_err(|e| match e {
         ReadError::Io(err) => Gap::new(Code::DepFileUnreadable, format!("{depfile}: {err}")),
         limit => Gap::new(Code::LimitExceeded, format!("{depfile}: {limit}")),
     })?;
-    let mtime = meta
-        .modified()
-        .map_err(|e| Gap::new(Code::DepPrereqUninspectable, format!("{depfile}: cannot read its timestamp: {e}")))?;
+    let mtime = meta.modified().map_err(|e| {
+        Gap::new(
+            Code::DepPrereqUninspectable,
+            format!("{depfile}: cannot read its timestamp: {e}"),
+        )
+    })?;
     let identity = (meta.dev(), meta.ino());
-    let parsed =
-        depfile_syntax::parse(buf).map_err(|e| Gap::new(Code::DepFileMalformed, format!("{depfile}: {e}")))?;
+    let parsed = depfile_syntax::parse(buf)
+        .map_err(|e| Gap::new(Code::DepFileMalformed, format!("{depfile}: {e}")))?;
     let mut main = None;
     for rule in &parsed.rules {
         if rule.prereqs.is_empty() {
             continue; // -MP phony rule
         }
         if main.is_some() {
-            return Err(Gap::new(Code::DepFileMalformed, format!("{depfile}: more than one rule with prerequisites")));
+            return Err(Gap::new(
+                Code::DepFileMalformed,
+                format!("{depfile}: more than one rule with prerequisites"),
+            ));
         }
         main = Some(rule);
     }
     let Some(rule) = main else {
-        return Err(Gap::new(Code::DepFileMalformed, format!("{depfile}: no rule with prerequisites")));
+        return Err(Gap::new(
+            Code::DepFileMalformed,
+            format!("{depfile}: no rule with prerequisites"),
+        ));
     };
     if rule.targets.len() != 1 {
-        return Err(Gap::new(Code::DepFileMalformed, format!("{depfile}: main rule has {} targets", rule.targets.len())));
+        return Err(Gap::new(
+            Code::DepFileMalformed,
+            format!("{depfile}: main rule has {} targets", rule.targets.len()),
+        ));
     }
     // The -MT target is the object path relative to the build root; it must be this depfile's object.
     let rule_target = paths::join_fold_cow(&model.build_root, &rule.targets[0]);
@@ -153,35 +166,54 @@ fn map_one(
     if rule_target != expected {
         return Err(Gap::new(
             Code::DepFileUnmapped,
-            format!("{depfile}: rule target {:?} is not its own object {expected}", rule.targets[0].as_ref()),
+            format!(
+                "{depfile}: rule target {:?} is not its own object {expected}",
+                rule.targets[0].as_ref()
+            ),
         ));
     }
     let first = paths::join_fold_cow(&t.dir_build, &rule.prereqs[0]);
     let Some(src) = t.compiled.iter().find(|c| c.path == first) else {
         return Err(Gap::new(
             Code::DepFileUnmapped,
-            format!("{depfile}: main source {first} is not a compiled source of target {:?}", t.name),
+            format!(
+                "{depfile}: main source {first} is not a compiled source of target {:?}",
+                t.name
+            ),
         ));
     };
     let max_path = reader.limits().max_path_len;
     let mut prereqs = Vec::with_capacity(rule.prereqs.len());
     for p in &rule.prereqs {
         if p.len() > max_path {
-            return Err(Gap::new(Code::LimitExceeded, format!("{depfile}: a prerequisite path exceeds {max_path} bytes (--max-path-len)")));
+            return Err(Gap::new(
+                Code::LimitExceeded,
+                format!("{depfile}: a prerequisite path exceeds {max_path} bytes (--max-path-len)"),
+            ));
         }
         let abs = paths::join_fold_cow(&t.dir_build, p);
         if paths::is_within(&abs, &model.source_root) || paths::is_within(&abs, &model.build_root) {
             prereqs.push(local.intern(&abs));
         }
     }
-    Ok(LocalUnit { target, source: src.path.clone(), mtime, identity, prereqs })
+    Ok(LocalUnit {
+        target,
+        source: src.path.clone(),
+        mtime,
+        identity,
+        prereqs,
+    })
 }
 
 /// Coverage (contract §7): every compiled C/C++ unit of every *in-scope* target
 /// needs exactly one depfile. `in_scope[t]` says whether target `t` can reach
 /// anything a test runs or loads (see `graph::Graph::coverage_scope`).
 pub fn coverage_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> Vec<Gap> {
-    let covered: HashSet<(usize, &str)> = ev.tus.iter().map(|tu| (tu.target, tu.source.as_str())).collect();
+    let covered: HashSet<(usize, &str)> = ev
+        .tus
+        .iter()
+        .map(|tu| (tu.target, tu.source.as_str()))
+        .collect();
     let mut gaps = Vec::new();
     for (ti, t) in model.targets.iter().enumerate() {
         if !in_scope.get(ti).copied().unwrap_or(true) {
@@ -191,7 +223,10 @@ pub fn coverage_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> 
             if language_supported(&c.language) && !covered.contains(&(ti, c.path.as_str())) {
                 gaps.push(Gap::new(
                     Code::DepCoverageIncomplete,
-                    format!("{} of target {:?} has no dependency file in the list", c.path, t.name),
+                    format!(
+                        "{} of target {:?} has no dependency file in the list",
+                        c.path, t.name
+                    ),
                 ));
             }
         }
@@ -212,16 +247,25 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
     let list = match reader.read(dep_list) {
         Ok(b) => b,
         Err(ReadError::Io(e)) => {
-            gaps.push(Gap::new(Code::DepListUnreadable, format!("{dep_list}: {e}")));
+            gaps.push(Gap::new(
+                Code::DepListUnreadable,
+                format!("{dep_list}: {e}"),
+            ));
             return (ev, gaps);
         }
         Err(limit) => {
-            gaps.push(Gap::new(Code::LimitExceeded, format!("{dep_list}: {limit}")));
+            gaps.push(Gap::new(
+                Code::LimitExceeded,
+                format!("{dep_list}: {limit}"),
+            ));
             return (ev, gaps);
         }
     };
     let Ok(list) = std::str::from_utf8(&list) else {
-        gaps.push(Gap::new(Code::DepListUnreadable, format!("{dep_list}: not valid UTF-8")));
+        gaps.push(Gap::new(
+            Code::DepListUnreadable,
+            format!("{dep_list}: not valid UTF-8"),
+        ));
         return (ev, gaps);
     };
     // One path per line; NUL-separated lists are accepted too. Relative lines are relative to the build root.
@@ -234,34 +278,58 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
             continue;
         }
         if line.len() > reader.limits().max_path_len {
-            gaps.push(Gap::new(Code::LimitExceeded, format!("{dep_list}: a path exceeds {} bytes (--max-path-len)", reader.limits().max_path_len)));
+            gaps.push(Gap::new(
+                Code::LimitExceeded,
+                format!(
+                    "{dep_list}: a path exceeds {} bytes (--max-path-len)",
+                    reader.limits().max_path_len
+                ),
+            ));
             continue;
         }
         let abs = paths::join_fold(&model.build_root, line);
         if !paths::is_within(&abs, &model.build_root) {
-            gaps.push(Gap::new(Code::PathEscapesRoot, format!("{dep_list}: {line:?} is outside the build root")));
+            gaps.push(Gap::new(
+                Code::PathEscapesRoot,
+                format!("{dep_list}: {line:?} is outside the build root"),
+            ));
             continue;
         }
         if !seen.insert(abs.clone()) {
-            gaps.push(Gap::new(Code::DepFileDuplicate, format!("{abs} is listed twice")));
+            gaps.push(Gap::new(
+                Code::DepFileDuplicate,
+                format!("{abs} is listed twice"),
+            ));
             continue;
         }
         entries.push(abs);
     }
     if entries.is_empty() && gaps.is_empty() {
-        gaps.push(Gap::new(Code::DepListUnreadable, format!("{dep_list}: lists no dependency files")));
+        gaps.push(Gap::new(
+            Code::DepListUnreadable,
+            format!("{dep_list}: lists no dependency files"),
+        ));
     }
     if entries.len() > reader.limits().max_depfiles {
         gaps.push(Gap::new(
             Code::LimitExceeded,
-            format!("{} dependency files exceed the limit of {} (--max-depfiles)", entries.len(), reader.limits().max_depfiles),
+            format!(
+                "{} dependency files exceed the limit of {} (--max-depfiles)",
+                entries.len(),
+                reader.limits().max_depfiles
+            ),
         ));
         return (ev, gaps);
     }
     entries.sort();
 
-    let object_dirs: HashMap<String, usize> =
-        model.targets.iter().enumerate().filter(|(_, t)| !t.dir_build.is_empty()).map(|(i, t)| (t.object_dir(), i)).collect();
+    let object_dirs: HashMap<String, usize> = model
+        .targets
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !t.dir_build.is_empty())
+        .map(|(i, t)| (t.object_dir(), i))
+        .collect();
 
     // Read, parse and map in parallel; each worker interns paths locally.
     let mut locals: Vec<(Local, Vec<u8>)> = super::par_each(
@@ -312,18 +380,29 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
         let d = &entries[entry];
         ev.depfiles_read.push(d.clone());
         if let Some(prev) = identities.insert(u.identity, entry) {
-            gaps.push(Gap::new(Code::DepFileDuplicate, format!("{} and {d} are the same file", entries[prev])));
+            gaps.push(Gap::new(
+                Code::DepFileDuplicate,
+                format!("{} and {d} are the same file", entries[prev]),
+            ));
             continue;
         }
         if let Some(prev) = tu_of.insert((u.target, u.source.clone()), d.clone()) {
             gaps.push(Gap::new(
                 Code::DepFileDuplicate,
-                format!("{prev} and {d} both describe {} in target {:?}", u.source, model.targets[u.target].name),
+                format!(
+                    "{prev} and {d} both describe {} in target {:?}",
+                    u.source, model.targets[u.target].name
+                ),
             ));
             continue;
         }
         file_mtime_needed.push((ev.tus.len(), u.mtime));
-        ev.tus.push(Tu { target: u.target, source: u.source, depfile: d.clone(), prereqs: ids });
+        ev.tus.push(Tu {
+            target: u.target,
+            source: u.source,
+            depfile: d.clone(),
+            prereqs: ids,
+        });
     }
 
     // Freshness: stat every unique project file once.
@@ -342,7 +421,10 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
                     if reported.insert(id) {
                         gaps.push(Gap::new(
                             Code::DepPrereqUninspectable,
-                            format!("{} (listed in {}) cannot be inspected", ev.files[id as usize], tu.depfile),
+                            format!(
+                                "{} (listed in {}) cannot be inspected",
+                                ev.files[id as usize], tu.depfile
+                            ),
                         ));
                     }
                 }
@@ -413,13 +495,22 @@ fn dir_linked(dir: &str, memo: &mut FastMap<String, bool>) -> bool {
 fn stat_file(path: &str) -> FileStat {
     let lmeta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
-        Err(_) => return FileStat { mtime: None, real: None },
+        Err(_) => {
+            return FileStat {
+                mtime: None,
+                real: None,
+            }
+        }
     };
     let (dir, _) = path.rsplit_once('/').unwrap_or(("", path));
-    let linked = lmeta.file_type().is_symlink() || DIR_LINKED.with(|m| dir_linked(dir, &mut m.borrow_mut()));
+    let linked =
+        lmeta.file_type().is_symlink() || DIR_LINKED.with(|m| dir_linked(dir, &mut m.borrow_mut()));
     if !linked {
         // No symlink anywhere on the path: the lexical spelling is the real one.
-        return FileStat { mtime: lmeta.modified().ok(), real: None };
+        return FileStat {
+            mtime: lmeta.modified().ok(),
+            real: None,
+        };
     }
     // Follow links: a dangling one has no timestamp to trust.
     let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();

@@ -432,7 +432,10 @@ impl<'a> Parser<'a> {
                         // A continuation with nothing but whitespace after it: compilers
                         // never write that; it is a file cut at a line boundary.
                         let rest = &self.bytes[self.pos + 1 + n..];
-                        if rest.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+                        if rest
+                            .iter()
+                            .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                        {
                             return Err(SyntaxError::TrailingBackslash { line: self.line });
                         }
                         self.pos += 1 + n;

@@ -212,7 +212,10 @@ impl<'de> Deserialize<'de> for StrictValue {
                 Ok(StrictValue(v.into()))
             }
             fn visit_f64<E>(self, v: f64) -> Result<StrictValue, E> {
-                Ok(StrictValue(serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, serde_json::Value::Number)))
+                Ok(StrictValue(serde_json::Number::from_f64(v).map_or(
+                    serde_json::Value::Null,
+                    serde_json::Value::Number,
+                )))
             }
             fn visit_str<E>(self, v: &str) -> Result<StrictValue, E> {
                 Ok(StrictValue(v.into()))
@@ -223,14 +226,20 @@ impl<'de> Deserialize<'de> for StrictValue {
             fn visit_unit<E>(self) -> Result<StrictValue, E> {
                 Ok(StrictValue(serde_json::Value::Null))
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<StrictValue, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<StrictValue, A::Error> {
                 let mut v = Vec::new();
                 while let Some(StrictValue(x)) = a.next_element()? {
                     v.push(x);
                 }
                 Ok(StrictValue(serde_json::Value::Array(v)))
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<StrictValue, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<StrictValue, A::Error> {
                 let mut m = serde_json::Map::new();
                 while let Some((k, StrictValue(x))) = a.next_entry::<String, StrictValue>()? {
                     if m.contains_key(&k) {
@@ -448,29 +457,48 @@ impl Ctx<'_> {
     /// it is no newer than the index (timestamp from the handle that was read).
     fn read_into(&mut self, name: &str, missing: Code, buf: &mut Vec<u8>) -> Result<String, Gap> {
         if !plain_name(name) {
-            return Err(Gap::new(Code::FileApiMalformed, format!("reply file name {name:?} is not a plain file name")));
+            return Err(Gap::new(
+                Code::FileApiMalformed,
+                format!("reply file name {name:?} is not a plain file name"),
+            ));
         }
         let path = format!("{}/{}", self.reply_dir, name);
-        let meta = self.reader.read_into_meta(&path, buf).map_err(|e| match e {
-            ReadError::Io(err) => Gap::new(missing, format!("{path}: {err}")),
-            limit => Gap::new(Code::LimitExceeded, format!("{path}: {limit}")),
-        })?;
+        let meta = self
+            .reader
+            .read_into_meta(&path, buf)
+            .map_err(|e| match e {
+                ReadError::Io(err) => Gap::new(missing, format!("{path}: {err}")),
+                limit => Gap::new(Code::LimitExceeded, format!("{path}: {limit}")),
+            })?;
         match meta.modified() {
             Ok(t) if t <= self.index_mtime => {}
             Ok(_) => {
-                return Err(Gap::new(Code::FileApiReplyStale, format!("{path} is newer than the reply index that references it")))
+                return Err(Gap::new(
+                    Code::FileApiReplyStale,
+                    format!("{path} is newer than the reply index that references it"),
+                ))
             }
-            Err(_) => return Err(Gap::new(missing, format!("{path}: cannot read its timestamp"))),
+            Err(_) => {
+                return Err(Gap::new(
+                    missing,
+                    format!("{path}: cannot read its timestamp"),
+                ))
+            }
         }
         self.files_read.push(path.clone());
         Ok(path)
     }
 
     /// Reads and decodes one (small) reply file.
-    fn read_json<T: serde::de::DeserializeOwned>(&mut self, name: &str, missing: Code) -> Result<T, Gap> {
+    fn read_json<T: serde::de::DeserializeOwned>(
+        &mut self,
+        name: &str,
+        missing: Code,
+    ) -> Result<T, Gap> {
         let mut buf = Vec::new();
         let path = self.read_into(name, missing, &mut buf)?;
-        serde_json::from_slice(&buf).map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))
+        serde_json::from_slice(&buf)
+            .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))
     }
 }
 
@@ -482,15 +510,21 @@ fn choose_index(reply_dir: &str) -> Result<(String, SystemTime), Gap> {
         Err(e) => {
             return Err(Gap::new(
                 Code::FileApiReplyMissing,
-                format!("{reply_dir}: {e}; write {}/query/codemodel-v2 and re-run cmake", reply_dir.trim_end_matches("/reply")),
+                format!(
+                    "{reply_dir}: {e}; write {}/query/codemodel-v2 and re-run cmake",
+                    reply_dir.trim_end_matches("/reply")
+                ),
             ))
         }
     };
     let mut indexes: Vec<(String, Option<SystemTime>)> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
     for e in entries {
-        let e = e.map_err(|err| Gap::new(Code::FileApiReplyMissing, format!("{reply_dir}: {err}")))?;
-        let Some(name) = e.file_name().to_str().map(str::to_owned) else { continue };
+        let e =
+            e.map_err(|err| Gap::new(Code::FileApiReplyMissing, format!("{reply_dir}: {err}")))?;
+        let Some(name) = e.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
         if name.starts_with("index-") && name.ends_with(".json") {
             let t = mtime(&format!("{reply_dir}/{name}"));
             indexes.push((name, t));
@@ -500,10 +534,16 @@ fn choose_index(reply_dir: &str) -> Result<(String, SystemTime), Gap> {
     }
     indexes.sort();
     let Some((chosen, chosen_t)) = indexes.last().cloned() else {
-        return Err(Gap::new(Code::FileApiReplyMissing, format!("{reply_dir}: no index-*.json")));
+        return Err(Gap::new(
+            Code::FileApiReplyMissing,
+            format!("{reply_dir}: no index-*.json"),
+        ));
     };
     let Some(chosen_t) = chosen_t else {
-        return Err(Gap::new(Code::FileApiIndexAmbiguous, format!("{reply_dir}/{chosen}: cannot read its timestamp")));
+        return Err(Gap::new(
+            Code::FileApiIndexAmbiguous,
+            format!("{reply_dir}/{chosen}: cannot read its timestamp"),
+        ));
     };
     for (name, t) in &indexes[..indexes.len() - 1] {
         match t {
@@ -523,7 +563,9 @@ fn choose_index(reply_dir: &str) -> Result<(String, SystemTime), Gap> {
         if err_stamp > idx_stamp {
             return Err(Gap::new(
                 Code::FileApiReplyStale,
-                format!("{reply_dir}/{err} records a configure that failed after {chosen} was written"),
+                format!(
+                    "{reply_dir}/{err} records a configure that failed after {chosen} was written"
+                ),
             ));
         }
     }
@@ -545,8 +587,14 @@ fn find_object(index: &RawIndex, kind: &str, major: u64) -> Result<Option<String
         }
     }
     for c in candidates {
-        if let (Some(k), Some(f)) = (c.get("kind").and_then(|k| k.as_str()), c.get("jsonFile").and_then(|f| f.as_str())) {
-            let m = c.get("version").and_then(|v| v.get("major")).and_then(|m| m.as_u64());
+        if let (Some(k), Some(f)) = (
+            c.get("kind").and_then(|k| k.as_str()),
+            c.get("jsonFile").and_then(|f| f.as_str()),
+        ) {
+            let m = c
+                .get("version")
+                .and_then(|v| v.get("major"))
+                .and_then(|m| m.as_u64());
             if k == kind && m == Some(major) {
                 return Ok(Some(f.to_owned()));
             }
@@ -589,62 +637,121 @@ pub fn load(reader: &Reader, req: &Request<'_>) -> Loaded {
 fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result<Codemodel, Gap> {
     let reply_dir = format!("{}/.cmake/api/v1/reply", req.build_dir);
     let (index_name, index_mtime) = choose_index(&reply_dir)?;
-    let mut ctx = Ctx { reader, reply_dir: reply_dir.clone(), index_mtime, files_read: Vec::new() };
+    let mut ctx = Ctx {
+        reader,
+        reply_dir: reply_dir.clone(),
+        index_mtime,
+        files_read: Vec::new(),
+    };
     let index: RawIndex = ctx.read_json(&index_name, Code::FileApiReplyMissing)?;
     if index.cmake.generator.name != "Unix Makefiles" {
         gaps.push(Gap::new(
             Code::UnsupportedGenerator,
-            format!("the build tree uses the {:?} generator", index.cmake.generator.name),
+            format!(
+                "the build tree uses the {:?} generator",
+                index.cmake.generator.name
+            ),
         ));
     }
     if index.cmake.generator.multi_config == Some(true) {
-        gaps.push(Gap::new(Code::UnsupportedGenerator, "the build tree uses a multi-config generator"));
+        gaps.push(Gap::new(
+            Code::UnsupportedGenerator,
+            "the build tree uses a multi-config generator",
+        ));
     }
-    let cm_file = find_object(&index, "codemodel", 2)?
-        .ok_or_else(|| Gap::new(Code::FileApiReplyMissing, format!("{reply_dir}/{index_name} has no codemodel-v2 reply")))?;
+    let cm_file = find_object(&index, "codemodel", 2)?.ok_or_else(|| {
+        Gap::new(
+            Code::FileApiReplyMissing,
+            format!("{reply_dir}/{index_name} has no codemodel-v2 reply"),
+        )
+    })?;
     let cm: RawCodemodel = ctx.read_json(&cm_file, Code::FileApiReplyMissing)?;
     if cm.kind != "codemodel" || cm.version.major != 2 {
         return Err(Gap::new(
             Code::FileApiUnsupportedVersion,
-            format!("{cm_file}: kind {:?} version {} is not codemodel 2", cm.kind, cm.version.major),
+            format!(
+                "{cm_file}: kind {:?} version {} is not codemodel 2",
+                cm.kind, cm.version.major
+            ),
         ));
     }
     if !cm.paths.source.starts_with('/') || !cm.paths.build.starts_with('/') {
-        return Err(Gap::new(Code::FileApiMalformed, format!("{cm_file}: paths.source/paths.build are not absolute")));
+        return Err(Gap::new(
+            Code::FileApiMalformed,
+            format!("{cm_file}: paths.source/paths.build are not absolute"),
+        ));
     }
     let source_root = paths::fold(&cm.paths.source);
     let build_root = paths::fold(&cm.paths.build);
     let mut roots_ok = true;
     if !same_root(&source_root, req.source_dir) {
-        gaps.push(Gap::new(Code::RootMismatch, format!("codemodel source {source_root} is not --source-dir {}", req.source_dir)));
+        gaps.push(Gap::new(
+            Code::RootMismatch,
+            format!(
+                "codemodel source {source_root} is not --source-dir {}",
+                req.source_dir
+            ),
+        ));
         roots_ok = false;
     }
     if !same_root(&build_root, req.build_dir) {
-        gaps.push(Gap::new(Code::RootMismatch, format!("codemodel build {build_root} is not --build-dir {}", req.build_dir)));
+        gaps.push(Gap::new(
+            Code::RootMismatch,
+            format!(
+                "codemodel build {build_root} is not --build-dir {}",
+                req.build_dir
+            ),
+        ));
         roots_ok = false;
     }
     let _ = roots_ok;
 
     let config = match (req.config, cm.configurations.len()) {
-        (_, 0) => return Err(Gap::new(Code::FileApiMalformed, format!("{cm_file}: no configurations"))),
+        (_, 0) => {
+            return Err(Gap::new(
+                Code::FileApiMalformed,
+                format!("{cm_file}: no configurations"),
+            ))
+        }
         (None, 1) => &cm.configurations[0],
         (None, n) => {
             let names: Vec<_> = cm.configurations.iter().map(|c| c.name.as_str()).collect();
-            return Err(Gap::new(Code::ConfigAmbiguous, format!("{n} configurations {names:?}; pass --config")));
+            return Err(Gap::new(
+                Code::ConfigAmbiguous,
+                format!("{n} configurations {names:?}; pass --config"),
+            ));
         }
         (Some(want), _) => {
-            let hits: Vec<_> = cm.configurations.iter().filter(|c| c.name == want).collect();
+            let hits: Vec<_> = cm
+                .configurations
+                .iter()
+                .filter(|c| c.name == want)
+                .collect();
             match hits.len() {
                 1 => hits[0],
-                0 => return Err(Gap::new(Code::ConfigNotFound, format!("--config {want:?} is not in the codemodel"))),
-                _ => return Err(Gap::new(Code::ConfigAmbiguous, format!("configuration {want:?} appears twice"))),
+                0 => {
+                    return Err(Gap::new(
+                        Code::ConfigNotFound,
+                        format!("--config {want:?} is not in the codemodel"),
+                    ))
+                }
+                _ => {
+                    return Err(Gap::new(
+                        Code::ConfigAmbiguous,
+                        format!("configuration {want:?} appears twice"),
+                    ))
+                }
             }
         }
     };
     if config.targets.len() > reader.limits().max_targets {
         return Err(Gap::new(
             Code::LimitExceeded,
-            format!("{} targets exceed the limit of {} (--max-targets)", config.targets.len(), reader.limits().max_targets),
+            format!(
+                "{} targets exceed the limit of {} (--max-targets)",
+                config.targets.len(),
+                reader.limits().max_targets
+            ),
         ));
     }
 
@@ -655,7 +762,10 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
     let mut seen_ids = HashSet::new();
     for r in &refs {
         if !seen_names.insert(r.name.as_str()) || !seen_ids.insert(r.id.as_str()) {
-            return Err(Gap::new(Code::FileApiMalformed, format!("target {:?} / id {:?} listed twice", r.name, r.id)));
+            return Err(Gap::new(
+                Code::FileApiMalformed,
+                format!("target {:?} / id {:?} listed twice", r.name, r.id),
+            ));
         }
     }
     let mut id_to_index: HashMap<&str, usize> = HashMap::new();
@@ -667,11 +777,18 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
     if config.abstract_targets.is_some() && minor < 9 {
         gaps.push(Gap::new(
             Code::FileApiMalformed,
-            format!("{cm_file}: abstractTargets in a codemodel 2.{minor} reply (introduced in 2.9)"),
+            format!(
+                "{cm_file}: abstractTargets in a codemodel 2.{minor} reply (introduced in 2.9)"
+            ),
         ));
     }
     let abstract_ids: HashSet<&str> = if minor >= 9 {
-        config.abstract_targets.iter().flatten().map(|t| t.id.as_str()).collect()
+        config
+            .abstract_targets
+            .iter()
+            .flatten()
+            .map(|t| t.id.as_str())
+            .collect()
     } else {
         HashSet::new()
     };
@@ -680,16 +797,24 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
     let roots = (source_root.as_str(), build_root.as_str());
     let converted: Vec<Result<Converted, Gap>> = super::par_map(&refs, |r| {
         thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) });
-        let mut local = Ctx { reader, reply_dir: reply_dir.clone(), index_mtime, files_read: Vec::new() };
+        let mut local = Ctx {
+            reader,
+            reply_dir: reply_dir.clone(),
+            index_mtime,
+            files_read: Vec::new(),
+        };
         BUF.with(|b| {
             let mut buf = b.borrow_mut();
             let path = local.read_into(&r.json_file, Code::TargetObjectMissing, &mut buf)?;
-            let t: RawTarget<'_> =
-                serde_json::from_slice(&buf).map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))?;
+            let t: RawTarget<'_> = serde_json::from_slice(&buf)
+                .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))?;
             if t.name != r.name || t.id != r.id {
                 return Err(Gap::new(
                     Code::TargetObjectMissing,
-                    format!("{}: describes {:?}/{:?}, codemodel expects {:?}/{:?}", r.json_file, t.name, t.id, r.name, r.id),
+                    format!(
+                        "{}: describes {:?}/{:?}, codemodel expects {:?}/{:?}",
+                        r.json_file, t.name, t.id, r.name, r.id
+                    ),
                 ));
             }
             let mut c = convert_target(t, &r.json_file, roots, &id_to_index, &abstract_ids)?;
@@ -729,7 +854,10 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
                 None
             }
             Ok(cf) if cf.kind != "cmakeFiles" || cf.version.major != 1 => {
-                gaps.push(Gap::new(Code::FileApiUnsupportedVersion, format!("{f}: not cmakeFiles major 1")));
+                gaps.push(Gap::new(
+                    Code::FileApiUnsupportedVersion,
+                    format!("{f}: not cmakeFiles major 1"),
+                ));
                 None
             }
             Ok(cf) => {
@@ -770,11 +898,19 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         Ok(Some(f)) => match ctx.read_json::<RawToolchains>(&f, Code::FileApiMalformed) {
             Err(g) => gaps.push(g),
             Ok(tc) if tc.kind != "toolchains" || tc.version.major != 1 => {
-                gaps.push(Gap::new(Code::FileApiUnsupportedVersion, format!("{f}: not toolchains major 1")));
+                gaps.push(Gap::new(
+                    Code::FileApiUnsupportedVersion,
+                    format!("{f}: not toolchains major 1"),
+                ));
             }
             Ok(tc) => {
                 if let Some(inputs) = &mut cmake_inputs {
-                    inputs.extend(tc.toolchains.into_iter().filter_map(|t| t.compiler?.path).map(|p| paths::fold(&p)));
+                    inputs.extend(
+                        tc.toolchains
+                            .into_iter()
+                            .filter_map(|t| t.compiler?.path)
+                            .map(|p| paths::fold(&p)),
+                    );
                     inputs.sort();
                     inputs.dedup();
                 }
@@ -811,8 +947,12 @@ fn convert_target(
 ) -> Result<Converted, Gap> {
     let mut gaps = Vec::new();
     let mut generated_files = Vec::new();
-    let kind = TargetKind::parse(&t.kind)
-        .ok_or_else(|| Gap::new(Code::FileApiMalformed, format!("{file}: unknown target type {:?}", t.kind)))?;
+    let kind = TargetKind::parse(&t.kind).ok_or_else(|| {
+        Gap::new(
+            Code::FileApiMalformed,
+            format!("{file}: unknown target type {:?}", t.kind),
+        )
+    })?;
     let groups = t.compile_groups.unwrap_or_default();
     let mut compiled = Vec::new();
     let mut object_inputs = Vec::new();
@@ -822,9 +962,19 @@ fn convert_target(
         match s.compile_group_index {
             Some(g) => {
                 let group = groups.get(g).ok_or_else(|| {
-                    Gap::new(Code::FileApiMalformed, format!("{file}: source {:?} has compileGroupIndex {g} out of range", s.path))
+                    Gap::new(
+                        Code::FileApiMalformed,
+                        format!(
+                            "{file}: source {:?} has compileGroupIndex {g} out of range",
+                            s.path
+                        ),
+                    )
                 })?;
-                compiled.push(CompiledSource { path: abs, language: group.language.to_string(), generated });
+                compiled.push(CompiledSource {
+                    path: abs,
+                    language: group.language.to_string(),
+                    generated,
+                });
             }
             None if generated => {
                 if let Some(out) = abs.strip_suffix(".rule") {
@@ -851,19 +1001,29 @@ fn convert_target(
     }
     deps.sort_unstable();
     deps.dedup();
-    let mut defines: Vec<String> =
-        groups.iter().flat_map(|g| g.defines.iter().flatten().map(|d| d.define.to_string())).collect();
+    let mut defines: Vec<String> = groups
+        .iter()
+        .flat_map(|g| g.defines.iter().flatten().map(|d| d.define.to_string()))
+        .collect();
     defines.sort();
     defines.dedup();
-    let artifacts =
-        t.artifacts.unwrap_or_default().into_iter().map(|a| paths::join_fold(build_root, &a.path)).collect();
+    let artifacts = t
+        .artifacts
+        .unwrap_or_default()
+        .into_iter()
+        .map(|a| paths::join_fold(build_root, &a.path))
+        .collect();
     let dir_build = paths::join_fold(build_root, &t.paths.build);
     let link_paths = t
         .link
         .and_then(|l| l.command_fragments)
         .unwrap_or_default()
         .into_iter()
-        .filter(|f| f.role.as_deref() == Some("libraries") && !f.fragment.is_empty() && !f.fragment.starts_with('-'))
+        .filter(|f| {
+            f.role.as_deref() == Some("libraries")
+                && !f.fragment.is_empty()
+                && !f.fragment.starts_with('-')
+        })
         .map(|f| paths::join_fold(&dir_build, &f.fragment))
         .collect();
     let target = Target {
@@ -878,10 +1038,24 @@ fn convert_target(
         defines,
         link_paths,
     };
-    Ok(Converted { target, generated: generated_files, gaps, files_read: Vec::new() })
+    Ok(Converted {
+        target,
+        generated: generated_files,
+        gaps,
+        files_read: Vec::new(),
+    })
 }
 
 /// Groups sources by target for tests and diagnostics.
 pub fn summary(model: &Codemodel) -> BTreeMap<String, Vec<String>> {
-    model.targets.iter().map(|t| (t.name.clone(), t.compiled.iter().map(|c| c.path.clone()).collect())).collect()
+    model
+        .targets
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                t.compiled.iter().map(|c| c.path.clone()).collect(),
+            )
+        })
+        .collect()
 }

@@ -64,9 +64,15 @@ impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReadError::Io(e) => write!(f, "{e}"),
-            ReadError::TooLarge { limit } => write!(f, "larger than the per-file limit of {limit} bytes (--max-file-bytes)"),
+            ReadError::TooLarge { limit } => write!(
+                f,
+                "larger than the per-file limit of {limit} bytes (--max-file-bytes)"
+            ),
             ReadError::TotalTooLarge { limit } => {
-                write!(f, "total evidence read exceeds the limit of {limit} bytes (--max-total-bytes)")
+                write!(
+                    f,
+                    "total evidence read exceeds the limit of {limit} bytes (--max-total-bytes)"
+                )
             }
         }
     }
@@ -75,7 +81,10 @@ impl std::fmt::Display for ReadError {
 impl ReadError {
     /// True for limit violations (as opposed to I/O failures).
     pub fn is_limit(&self) -> bool {
-        matches!(self, ReadError::TooLarge { .. } | ReadError::TotalTooLarge { .. })
+        matches!(
+            self,
+            ReadError::TooLarge { .. } | ReadError::TotalTooLarge { .. }
+        )
     }
 }
 
@@ -94,22 +103,35 @@ pub struct Reader {
 impl Reader {
     /// A reader enforcing `limits`.
     pub fn new(limits: Limits) -> Self {
-        Reader { limits, total: AtomicU64::new(0), digests: None }
+        Reader {
+            limits,
+            total: AtomicU64::new(0),
+            digests: None,
+        }
     }
 
     /// A reader that also records the SHA-256 of every file it reads.
     pub fn with_digests(limits: Limits) -> Self {
-        Reader { limits, total: AtomicU64::new(0), digests: Some(std::sync::Mutex::new(Vec::new())) }
+        Reader {
+            limits,
+            total: AtomicU64::new(0),
+            digests: Some(std::sync::Mutex::new(Vec::new())),
+        }
     }
 
     /// `(path, sha256 hex)` of every file read, sorted by path (empty unless `with_digests`).
     pub fn digests(&self) -> Vec<(String, String)> {
-        let Some(d) = &self.digests else { return Vec::new() };
+        let Some(d) = &self.digests else {
+            return Vec::new();
+        };
         let guard = match d.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
         };
-        let mut v: Vec<(String, String)> = guard.iter().map(|(p, h)| (p.clone(), crate::digest::hex(h))).collect();
+        let mut v: Vec<(String, String)> = guard
+            .iter()
+            .map(|(p, h)| (p.clone(), crate::digest::hex(h)))
+            .collect();
         v.sort();
         v.dedup();
         v
@@ -140,7 +162,11 @@ impl Reader {
     /// Like [`Reader::read_into`], also returning the open file's metadata
     /// (one `fstat` on the handle that was read, so timestamp and identity
     /// belong to exactly the bytes read).
-    pub fn read_into_meta(&self, path: &str, buf: &mut Vec<u8>) -> Result<std::fs::Metadata, ReadError> {
+    pub fn read_into_meta(
+        &self,
+        path: &str,
+        buf: &mut Vec<u8>,
+    ) -> Result<std::fs::Metadata, ReadError> {
         buf.clear();
         let file = std::fs::File::open(path).map_err(ReadError::Io)?;
         let meta = file.metadata().map_err(ReadError::Io)?;
@@ -155,7 +181,9 @@ impl Reader {
         }
         let before = self.total.fetch_add(n, Ordering::Relaxed);
         if before.saturating_add(n) > self.limits.max_total_bytes {
-            return Err(ReadError::TotalTooLarge { limit: self.limits.max_total_bytes });
+            return Err(ReadError::TotalTooLarge {
+                limit: self.limits.max_total_bytes,
+            });
         }
         if let Some(d) = &self.digests {
             let h = crate::digest::sha256(buf);
@@ -169,14 +197,21 @@ impl Reader {
 }
 
 fn threads() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8)
 }
 
 /// Runs `f(state, index, item)` over every item on all cores. Threads pull
 /// small blocks of indices from a shared counter (so one slow file cannot leave
 /// a core idle), each with its own `state` from `make`; returns the states.
 /// Callers that need a deterministic order sort by the indices they record.
-pub fn par_each<T: Sync, S: Send>(items: &[T], make: impl Fn() -> S + Sync, f: impl Fn(&mut S, usize, &T) + Sync) -> Vec<S> {
+pub fn par_each<T: Sync, S: Send>(
+    items: &[T],
+    make: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, usize, &T) + Sync,
+) -> Vec<S> {
     const BLOCK: usize = 8;
     let n = threads();
     if n <= 1 || items.len() < 2 * BLOCK {
@@ -223,10 +258,15 @@ pub fn par_each<T: Sync, S: Send>(items: &[T], make: impl Fn() -> S + Sync, f: i
 /// Evidence files are independent, so reading and parsing them in parallel is
 /// safe; results are returned in input order so output stays deterministic.
 pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let parts = par_each(items, Vec::new, |out: &mut Vec<(usize, R)>, i, t| out.push((i, f(t))));
+    let parts = par_each(items, Vec::new, |out: &mut Vec<(usize, R)>, i, t| {
+        out.push((i, f(t)))
+    });
     let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
     for (i, r) in parts.into_iter().flatten() {
         slots[i] = Some(r);
     }
-    slots.into_iter().map(|r| r.expect("par_each visits every index exactly once")).collect()
+    slots
+        .into_iter()
+        .map(|r| r.expect("par_each visits every index exactly once"))
+        .collect()
 }

@@ -51,7 +51,9 @@ fn counts(a: &Analysis) -> Option<(usize, usize)> {
     match &a.outcome {
         Outcome::SubsetSelected { selected, all, .. } => Some((all.len(), selected.len())),
         Outcome::FullSuiteSelected { all, .. } => Some((all.len(), all.len())),
-        Outcome::FullSuiteRequired { .. } | Outcome::UsageError(_) | Outcome::InternalError(_) => None,
+        Outcome::FullSuiteRequired { .. } | Outcome::UsageError(_) | Outcome::InternalError(_) => {
+            None
+        }
     }
 }
 
@@ -85,10 +87,16 @@ pub fn plan(a: &Analysis, req: &Request) -> Value {
         .verdicts
         .iter()
         .map(|v| {
-            let reasons: Vec<Value> =
-                v.reasons.iter().map(|r| json!({"code": r.code, "detail": r.detail, "evidence": r.evidence})).collect();
-            let closure: Vec<Value> =
-                v.closure.iter().map(|c| json!({"target": c.target, "type": c.kind, "translation_units": c.units})).collect();
+            let reasons: Vec<Value> = v
+                .reasons
+                .iter()
+                .map(|r| json!({"code": r.code, "detail": r.detail, "evidence": r.evidence}))
+                .collect();
+            let closure: Vec<Value> = v
+                .closure
+                .iter()
+                .map(|c| json!({"target": c.target, "type": c.kind, "translation_units": c.units}))
+                .collect();
             json!({
                 "name": v.name,
                 "action": if v.selected { "selected" } else { "skipped" },
@@ -99,16 +107,25 @@ pub fn plan(a: &Analysis, req: &Request) -> Value {
         })
         .collect();
     let fallback: Vec<Value> = match &a.outcome {
-        Outcome::FullSuiteSelected { gaps, .. } | Outcome::FullSuiteRequired { gaps } => {
-            gaps.iter().map(|g| json!({"code": g.code.as_str(), "detail": g.detail})).collect()
+        Outcome::FullSuiteSelected { gaps, .. } | Outcome::FullSuiteRequired { gaps } => gaps
+            .iter()
+            .map(|g| json!({"code": g.code.as_str(), "detail": g.detail}))
+            .collect(),
+        Outcome::SubsetSelected { .. } | Outcome::UsageError(_) | Outcome::InternalError(_) => {
+            Vec::new()
         }
-        Outcome::SubsetSelected { .. } | Outcome::UsageError(_) | Outcome::InternalError(_) => Vec::new(),
     };
     let summary = match counts(a) {
-        Some((available, selected)) => json!({"available": available, "selected": selected, "skipped": available - selected}),
+        Some((available, selected)) => {
+            json!({"available": available, "selected": selected, "skipped": available - selected})
+        }
         None => json!({"available": null, "selected": null, "skipped": null}),
     };
-    let evidence: Vec<Value> = a.evidence.iter().map(|(p, h)| json!({"path": p, "sha256": h})).collect();
+    let evidence: Vec<Value> = a
+        .evidence
+        .iter()
+        .map(|(p, h)| json!({"path": p, "sha256": h}))
+        .collect();
     let mut plan = json!({
         "schema": PLAN_SCHEMA,
         "outcome": a.outcome.state(),
@@ -150,9 +167,10 @@ pub fn receipt(a: &Analysis) -> Value {
             v.dedup();
             v
         }
-        Outcome::FullSuiteSelected { .. } | Outcome::FullSuiteRequired { .. } | Outcome::UsageError(_) | Outcome::InternalError(_) => {
-            Vec::new()
-        }
+        Outcome::FullSuiteSelected { .. }
+        | Outcome::FullSuiteRequired { .. }
+        | Outcome::UsageError(_)
+        | Outcome::InternalError(_) => Vec::new(),
     };
     let mut forced_names: Vec<&str> = forced.iter().filter_map(|f| f["name"].as_str()).collect();
     forced_names.dedup();
@@ -164,7 +182,10 @@ pub fn receipt(a: &Analysis) -> Value {
                 json!({"skipped": skipped, "available": available, "fraction": format!("{skipped}/{available}")}),
             )
         }
-        None => (json!({"available": null, "selected": null, "skipped": null}), Value::Null),
+        None => (
+            json!({"available": null, "selected": null, "skipped": null}),
+            Value::Null,
+        ),
     };
     json!({
         "schema": RECEIPT_SCHEMA,

@@ -57,8 +57,17 @@ pub fn repo_root() -> PathBuf {
 }
 
 fn require_tools() {
-    for (tool, pkg) in [("cmake", "cmake"), ("ctest", "cmake"), ("g++", "g++"), ("make", "make")] {
-        let ok = Command::new(tool).arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+    for (tool, pkg) in [
+        ("cmake", "cmake"),
+        ("ctest", "cmake"),
+        ("g++", "g++"),
+        ("make", "make"),
+    ] {
+        let ok = Command::new(tool)
+            .arg("--version")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
         assert!(ok, "`{tool}` is required by the integration tests: install it with `apt-get install {pkg}`");
     }
 }
@@ -109,12 +118,20 @@ pub fn build_fixture(cmake_args: &[&str]) -> Built {
     require_tools();
     // Under cargo's per-target scratch dir: builds kept alive by `shared()` (statics are
     // never dropped) do not pile up in /tmp.
-    let dir = tempfile::Builder::new().prefix("d2t-it-").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("d2t-it-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
     let root = dir.path().to_path_buf();
     let src = root.join("src");
     let build = root.join("build");
     copy_fixture(&src);
-    let b = Built { _dir: dir, root, src, build };
+    let b = Built {
+        _dir: dir,
+        root,
+        src,
+        build,
+    };
     prepare_with(&b, cmake_args);
     b
 }
@@ -133,8 +150,18 @@ pub fn shared_opaque() -> &'static Built {
 
 impl Built {
     /// Assembles a `Built` from a temp dir the caller laid out.
-    pub fn from_parts(dir: tempfile::TempDir, root: PathBuf, src: PathBuf, build: PathBuf) -> Built {
-        Built { _dir: dir, root, src, build }
+    pub fn from_parts(
+        dir: tempfile::TempDir,
+        root: PathBuf,
+        src: PathBuf,
+        build: PathBuf,
+    ) -> Built {
+        Built {
+            _dir: dir,
+            root,
+            src,
+            build,
+        }
     }
     pub fn ctest_json(&self) -> PathBuf {
         self.build.join("ctest.json")
@@ -153,7 +180,11 @@ impl Built {
             .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix))
             .collect();
         hits.sort();
-        assert_eq!(hits.len(), 1, "expected one reply file starting with {prefix}: {hits:?}");
+        assert_eq!(
+            hits.len(),
+            1,
+            "expected one reply file starting with {prefix}: {hits:?}"
+        );
         hits.pop().unwrap()
     }
     /// The standard arguments (everything but the change).
@@ -185,7 +216,10 @@ impl Built {
     }
     /// exit code + stdout + stderr, redacted, for snapshots.
     pub fn transcript(&self, r: &Run) -> String {
-        self.redact(&format!("exit: {}\n--- stdout ---\n{}--- stderr ---\n{}", r.code, r.stdout, r.stderr))
+        self.redact(&format!(
+            "exit: {}\n--- stdout ---\n{}--- stderr ---\n{}",
+            r.code, r.stdout, r.stderr
+        ))
     }
     /// Edits a JSON file in place.
     pub fn edit_json(&self, path: &Path, f: impl FnOnce(&mut serde_json::Value)) {
@@ -207,14 +241,19 @@ pub fn write_keep_mtime(path: &Path, bytes: &[u8]) {
     let meta = std::fs::metadata(path).ok();
     std::fs::write(path, bytes).unwrap();
     if let Some(meta) = meta {
-        filetime::set_file_mtime(path, filetime::FileTime::from_last_modification_time(&meta)).unwrap();
+        filetime::set_file_mtime(path, filetime::FileTime::from_last_modification_time(&meta))
+            .unwrap();
     }
 }
 
 /// Sets `path`'s mtime `secs` seconds into the future.
 pub fn touch_future(path: &Path, secs: i64) {
     let now = filetime::FileTime::now();
-    filetime::set_file_mtime(path, filetime::FileTime::from_unix_time(now.unix_seconds() + secs, 0)).unwrap();
+    filetime::set_file_mtime(
+        path,
+        filetime::FileTime::from_unix_time(now.unix_seconds() + secs, 0),
+    )
+    .unwrap();
 }
 
 /// Runs the diff2test binary.
