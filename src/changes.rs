@@ -96,15 +96,36 @@ pub fn classify(
     cmake_inputs: Option<&[String]>,
     max_path_len: usize,
 ) -> Vec<Changed> {
+    // Real (symlink-resolved) spellings of the roots, resolved once for all paths.
+    let real = RealRoots {
+        user_source: paths::real(roots.user_source),
+        source: paths::real(roots.source),
+        build: paths::real(roots.build),
+    };
     let mut out: Vec<Changed> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for r in raw {
-        let c = classify_one(r, roots, evidence, main_sources, cmake_inputs, max_path_len);
+        let c = classify_one(
+            r,
+            roots,
+            &real,
+            evidence,
+            main_sources,
+            cmake_inputs,
+            max_path_len,
+        );
         if seen.insert(c.display.clone()) {
             out.push(c);
         }
     }
     out
+}
+
+/// The roots with symlinks resolved (`None` when a root cannot be resolved).
+struct RealRoots {
+    user_source: Option<String>,
+    source: Option<String>,
+    build: Option<String>,
 }
 
 fn unresolved(display: String, code: Code, evidence: String) -> Changed {
@@ -122,6 +143,7 @@ fn unresolved(display: String, code: Code, evidence: String) -> Changed {
 fn classify_one(
     raw: &OsString,
     roots: &Roots<'_>,
+    real_roots: &RealRoots,
     evidence: &DepEvidence,
     main_sources: &std::collections::HashSet<FileId>,
     cmake_inputs: Option<&[String]>,
@@ -161,7 +183,8 @@ fn classify_one(
             f
         } else {
             // A VCS or caller may spell the tree by its real path (symlinks resolved).
-            match paths::real(roots.user_source)
+            match real_roots
+                .user_source
                 .as_deref()
                 .and_then(|r| paths::strip_root(&f, r).map(str::to_owned))
             {
@@ -201,12 +224,12 @@ fn classify_one(
     let mut real_abs = None;
     if exists {
         if let Some(real) = paths::real(&abs) {
-            let real_src = paths::real(roots.source);
-            let real_build = paths::real(roots.build);
-            let ok = real_src
+            let ok = real_roots
+                .source
                 .as_deref()
                 .is_some_and(|r| paths::is_within(&real, r))
-                || real_build
+                || real_roots
+                    .build
                     .as_deref()
                     .is_some_and(|r| paths::is_within(&real, r));
             if !ok {
@@ -223,10 +246,7 @@ fn classify_one(
     }
     let real_display = real_abs
         .as_ref()
-        .map(|r| match paths::strip_root(r, roots.source) {
-            Some(rel) => rel.to_owned(),
-            None => r.clone(),
-        });
+        .map(|r| paths::relative_to(r, roots.source));
     let name = abs.rsplit('/').next().unwrap_or("");
     if EXTERNAL_NAMES.contains(&name) {
         let evidence = format!("{name} is a lockfile/preset/package-manager file");

@@ -122,16 +122,6 @@ impl Decision {
         self.gaps.extend(gaps);
     }
 
-    /// True when no gap has been recorded so far.
-    pub fn is_clean(&self) -> bool {
-        self.gaps.is_empty()
-    }
-
-    /// The gaps recorded so far.
-    pub fn gaps(&self) -> &[Gap] {
-        &self.gaps
-    }
-
     /// Final decision. `all` is `None` when the catalogue could not be read.
     /// `forced` tests join the selection with their own reasons.
     pub fn finish(

@@ -58,6 +58,8 @@ pub struct Graph<'m> {
     pub opaque: HashMap<usize, Opaque>,
     /// Artifact path → targets producing it.
     by_artifact: HashMap<String, Vec<usize>>,
+    /// See [`Graph::maybe_built`].
+    built: Vec<bool>,
 }
 
 impl<'m> Graph<'m> {
@@ -66,18 +68,11 @@ impl<'m> Graph<'m> {
         let n = model.targets.len();
         let mut fwd: Vec<Vec<usize>> = model.targets.iter().map(|t| t.deps.clone()).collect();
         let mut opaque: HashMap<usize, Opaque> = HashMap::new();
-        let object_dirs: HashMap<String, usize> = model
-            .targets
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| !t.dir_build.is_empty())
-            .map(|(i, t)| (t.object_dir(), i))
-            .collect();
         for (i, t) in model.targets.iter().enumerate() {
             for o in &t.object_inputs {
-                match owner_of_object(o, &object_dirs) {
-                    Some(owner) => fwd[i].push(owner),
-                    None => {
+                match model.object_owner(o) {
+                    Ok(owner) => fwd[i].push(owner),
+                    Err(_) => {
                         opaque.entry(i).or_insert(Opaque {
                             code: Code::GeneratedSource,
                             detail: format!(
@@ -110,17 +105,16 @@ impl<'m> Graph<'m> {
         }
         // Link lines that name another target's artifact are dependencies too,
         // whether or not `dependencies` lists them (adding edges is always safe).
-        let mut artifact_owner: HashMap<&str, usize> = HashMap::new();
+        let mut by_artifact: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, t) in model.targets.iter().enumerate() {
             for a in &t.artifacts {
-                artifact_owner.insert(a.as_str(), i);
+                by_artifact.entry(a.clone()).or_default().push(i);
             }
         }
         for (i, t) in model.targets.iter().enumerate() {
             for l in &t.link_paths {
-                match artifact_owner.get(l.as_str()) {
-                    Some(&owner) if owner != i => fwd[i].push(owner),
-                    Some(_) => {}
+                match by_artifact.get(l.as_str()) {
+                    Some(owners) => fwd[i].extend(owners.iter().copied().filter(|&o| o != i)),
                     // A library inside the build tree that no known target produces
                     // (an external project's output, or a target missing from the
                     // codemodel): what it contains is not in the evidence.
@@ -160,13 +154,20 @@ impl<'m> Graph<'m> {
             r.sort_unstable();
             r.dedup();
         }
-        let mut by_artifact: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, t) in model.targets.iter().enumerate() {
-            for a in &t.artifacts {
-                by_artifact.entry(a.clone()).or_default().push(i);
-            }
-        }
+        // Whether each target's artifact exists (one stat per target, reused by
+        // the coverage scope and the runtime-loaded rule).
+        let built = model
+            .targets
+            .iter()
+            .map(|t| {
+                t.artifacts.is_empty()
+                    || t.artifacts
+                        .iter()
+                        .any(|p| std::fs::symlink_metadata(p).is_ok())
+            })
+            .collect();
         Graph {
+            built,
             model,
             rev,
             fwd,
@@ -194,6 +195,25 @@ impl<'m> Graph<'m> {
         walk(start, &self.fwd)
     }
 
+    /// A catalogue listed with `ctest -C X` must describe the selected codemodel
+    /// configuration; a mismatch concerns the whole run, not one test.
+    pub fn config_gaps(&self, catalogue: &Catalogue) -> Vec<Gap> {
+        catalogue
+            .tests
+            .iter()
+            .filter_map(|test| {
+                let c = test.config.as_ref().filter(|c| **c != self.model.config)?;
+                Some(Gap::new(
+                    Code::TestConfigMismatch,
+                    format!(
+                        "test {:?} was listed for configuration {c:?}, codemodel is {:?}",
+                        test.name, self.model.config
+                    ),
+                ))
+            })
+            .collect()
+    }
+
     /// Maps every test of the catalogue to targets.
     pub fn map_tests(&self, catalogue: &Catalogue) -> Vec<TestMapping> {
         let model = self.model;
@@ -209,14 +229,6 @@ impl<'m> Graph<'m> {
                         format!("test {name:?} has no command (its executable is not built or does not exist)"),
                     ));
                 };
-                if let Some(c) = &test.config {
-                    if *c != model.config {
-                        return TestMapping::Unmapped(Gap::new(
-                            Code::TestConfigMismatch,
-                            format!("test {name:?} was listed for configuration {c:?}, codemodel is {:?}", model.config),
-                        ));
-                    }
-                }
                 let exe = &cmd[0];
                 if !exe.starts_with('/') {
                     return TestMapping::Unmapped(Gap::new(
@@ -286,8 +298,7 @@ impl<'m> Graph<'m> {
     /// False only when the target declares artifacts and none of them exists on
     /// disk (never built, e.g. EXCLUDE_FROM_ALL): then no test can run or load it.
     pub fn maybe_built(&self, t: usize) -> bool {
-        let a = &self.model.targets[t].artifacts;
-        a.is_empty() || a.iter().any(|p| std::fs::symlink_metadata(p).is_ok())
+        self.built[t]
     }
 
     /// Targets that depend (transitively) on an opaque target, each with the
@@ -352,24 +363,6 @@ fn walk(start: &[usize], adj: &[Vec<usize>]) -> Vec<usize> {
         .collect()
 }
 
-fn owner_of_object(obj: &str, object_dirs: &HashMap<String, usize>) -> Option<usize> {
-    let mut from = 0;
-    let mut found = None;
-    while let Some(pos) = obj[from..].find("/CMakeFiles/") {
-        let seg_start = from + pos + "/CMakeFiles/".len();
-        if let Some(len) = obj[seg_start..].find('/') {
-            if let Some(&t) = object_dirs.get(&obj[..seg_start + len]) {
-                if found.is_some_and(|f| f != t) {
-                    return None;
-                }
-                found = Some(t);
-            }
-        }
-        from = seg_start;
-    }
-    found
-}
-
 /// Adds every target whose artifact path occurs verbatim in `s`.
 fn find_artifacts(
     s: &str,
@@ -423,15 +416,12 @@ pub struct Impact {
     pub chains: Vec<Chain>,
     /// Affected targets (reverse closure of changed units' owners), sorted.
     pub affected: Vec<usize>,
+    /// Translation units (indices into the depfile evidence) listing a changed file, sorted.
+    pub units: Vec<usize>,
+    /// Targets owning one of those units, sorted.
+    pub direct: Vec<usize>,
     /// Gaps found by the walk (runtime-loaded targets).
     pub gaps: Vec<Gap>,
-}
-
-fn rel(path: &str, root: &str) -> String {
-    match paths::strip_root(path, root) {
-        Some(r) => r.to_owned(),
-        None => path.to_owned(),
-    }
 }
 
 /// Walks from each known changed file to the tests it reaches.
@@ -463,6 +453,8 @@ pub fn impact(
         for (ui, tu) in deps.tus.iter().enumerate() {
             if tu.prereqs.binary_search(&fid).is_ok() {
                 unit_of_target.entry(tu.target).or_insert(ui);
+                out.units.push(ui);
+                out.direct.push(tu.target);
             }
         }
         let mut starts: Vec<usize> = unit_of_target.keys().copied().collect();
@@ -499,8 +491,8 @@ pub fn impact(
                 out.chains.push(Chain {
                     test: catalogue.tests[ti].name.clone(),
                     changed: c.display.clone(),
-                    depfile: rel(&unit.depfile, &model.build_root),
-                    tu: rel(&unit.source, &model.source_root),
+                    depfile: paths::relative_to(&unit.depfile, &model.build_root),
+                    tu: paths::relative_to(&unit.source, &model.source_root),
                     targets: path
                         .iter()
                         .map(|&i| model.targets[i].name.clone())
@@ -563,5 +555,9 @@ pub fn impact(
         .map(|(i, _)| i)
         .collect();
     out.chains.sort();
+    out.units.sort_unstable();
+    out.units.dedup();
+    out.direct.sort_unstable();
+    out.direct.dedup();
     out
 }

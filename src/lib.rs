@@ -193,16 +193,13 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
     let empty = ingest::ctest::Catalogue::default();
     let cat = catalogue.as_ref().unwrap_or(&empty);
     let mappings = graph.map_tests(cat);
+    decision.extend(graph.config_gaps(cat));
     let tainted = graph.tainted();
     let select_opaque = a.policy.opaque == OpaqueMode::Select;
     let mut forced: Vec<Forced> = Vec::new();
     let mut extra_reached: Vec<usize> = Vec::new();
     for (test, m) in cat.tests.iter().zip(&mappings) {
         let local_gap = match m {
-            graph::TestMapping::Unmapped(g) if g.code == Code::TestConfigMismatch => {
-                decision.require_full(g.clone());
-                continue;
-            }
             graph::TestMapping::Unmapped(g) => {
                 if select_opaque {
                     // The forced test runs whatever it references: count those as reached.
@@ -289,35 +286,28 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
     forced.extend(policy_forced);
     decision.extend(policy_gaps);
 
-    // Affected summary (for plans).
-    let mut units: Vec<String> = Vec::new();
-    let mut direct: HashSet<usize> = HashSet::new();
-    for c in &a.changed {
-        let Some(fid) = c.file else { continue };
-        for tu in &deps.tus {
-            if tu.prereqs.binary_search(&fid).is_ok() {
-                units.push(rel(&tu.source, &model.source_root));
-                direct.insert(tu.target);
-            }
-        }
-    }
+    // Affected summary (for plans), from the walk.
+    let mut units: Vec<String> = impact
+        .units
+        .iter()
+        .map(|&u| paths::relative_to(&deps.tus[u].source, &model.source_root))
+        .collect();
     units.sort();
     units.dedup();
     a.affected_units = units;
-    let mut d: Vec<String> = direct
-        .iter()
-        .map(|&t| model.targets[t].name.clone())
-        .collect();
-    d.sort();
-    let mut dep: Vec<String> = impact
-        .affected
-        .iter()
-        .filter(|t| !direct.contains(t))
-        .map(|&t| model.targets[t].name.clone())
-        .collect();
-    dep.sort();
-    a.affected_direct = d;
-    a.affected_dependent = dep;
+    let names = |ts: &mut dyn Iterator<Item = usize>| -> Vec<String> {
+        let mut v: Vec<String> = ts.map(|t| model.targets[t].name.clone()).collect();
+        v.sort();
+        v
+    };
+    a.affected_direct = names(&mut impact.direct.iter().copied());
+    a.affected_dependent = names(
+        &mut impact
+            .affected
+            .iter()
+            .copied()
+            .filter(|t| impact.direct.binary_search(t).is_err()),
+    );
 
     // 10. Only now commit.
     let selected: Vec<String> = impact
@@ -333,12 +323,6 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
     };
     a.evidence = reader.digests();
     a
-}
-
-fn rel(path: &str, root: &str) -> String {
-    paths::strip_root(path, root)
-        .map(str::to_owned)
-        .unwrap_or_else(|| path.to_owned())
 }
 
 fn apply_policy(
@@ -495,9 +479,12 @@ fn verdicts(
         .zip(mappings)
         .map(|(t, m)| {
             let is_selected = selected.binary_search(&t.name).is_ok();
-            let mut reasons: Vec<VerdictReason> = chains
+            // Chains and forced entries are sorted by test name: take this test's run.
+            let mine = |name: &str| name == t.name;
+            let first_chain = chains.partition_point(|c| c.test < t.name);
+            let mut reasons: Vec<VerdictReason> = chains[first_chain..]
                 .iter()
-                .filter(|c| c.test == t.name)
+                .take_while(|c| mine(&c.test))
                 .map(|c| {
                     let mut evidence = vec![format!("changed:{}", c.changed), format!("depfile:{}", c.depfile), format!("unit:{}", c.tu)];
                     evidence.extend(c.targets.iter().map(|x| format!("target:{x}")));
@@ -505,7 +492,8 @@ fn verdicts(
                     VerdictReason { code: select_code::AFFECTED_BY_CHANGE.into(), detail: report::chain_text(c), evidence }
                 })
                 .collect();
-            reasons.extend(forced.iter().filter(|f| f.test == t.name).map(|f| VerdictReason {
+            let first_forced = forced.partition_point(|f| f.test < t.name);
+            reasons.extend(forced[first_forced..].iter().take_while(|f| mine(&f.test)).map(|f| VerdictReason {
                 code: f.code.into(),
                 detail: f.detail.clone(),
                 evidence: Vec::new(),

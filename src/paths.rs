@@ -102,6 +102,11 @@ pub fn strip_root<'a>(path: &'a str, root: &str) -> Option<&'a str> {
     }
 }
 
+/// `path` relative to `root` when inside it, else `path` unchanged (for display).
+pub fn relative_to(path: &str, root: &str) -> String {
+    strip_root(path, root).unwrap_or(path).to_owned()
+}
+
 /// True when `path` (folded) is `root` or below it.
 #[inline]
 pub fn is_within(path: &str, root: &str) -> bool {

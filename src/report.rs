@@ -120,14 +120,8 @@ pub fn render(
             let _ = writeln!(err, "no test list emitted: the catalogue cannot be trusted; run the complete suite with your usual ctest invocation");
             None
         }
-        Outcome::UsageError(msg) => {
-            let _ = writeln!(err, "reason USAGE_ERROR: {}", one_line(msg));
-            None
-        }
-        Outcome::InternalError(msg) => {
-            let _ = writeln!(err, "reason INTERNAL_ERROR: {}", one_line(msg));
-            None
-        }
+        // Written by render_state_only above.
+        Outcome::UsageError(_) | Outcome::InternalError(_) => None,
     };
     if !req.explain.is_empty() {
         explain(a, &req.explain, out)?;

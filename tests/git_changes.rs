@@ -47,10 +47,7 @@ fn commit(dir: &Path, msg: &str) -> String {
 fn repo() -> &'static Repo {
     static R: std::sync::OnceLock<Repo> = std::sync::OnceLock::new();
     R.get_or_init(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("d2t-git-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .unwrap();
+        let dir = scratch_dir("d2t-git-");
         let root = dir.path().to_path_buf();
         let src = root.join("src");
         // A second repository to use as a submodule.

@@ -22,18 +22,6 @@ const CODEC_HPP: &str = "libs/net/include/net/codec.hpp";
 
 const OUTSIDE: &str = "OUTSIDE_TRANSITIVE_IMPACT_SET";
 
-/// core.hpp selects these 9 of the 14 default tests (fixture README).
-const CORE_SELECTED: &[&str] = &[
-    "core.add",
-    "core.mul",
-    "core.parse[neg]",
-    "net.decode",
-    "net.encode",
-    "tool.roundtrip",
-    "util.join",
-    "util.spaced",
-    "util.str+concat",
-];
 const CORE_SKIPPED: &[&str] = &[
     "checker.selftest",
     "header.macros",

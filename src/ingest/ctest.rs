@@ -52,6 +52,8 @@ struct RawHead {
 
 #[derive(Deserialize)]
 struct RawCatalogue {
+    kind: String,
+    version: RawVersion,
     tests: Vec<RawTest>,
 }
 
@@ -113,23 +115,34 @@ pub fn parse(
             format!("{origin}: file is empty"),
         ));
     }
-    let head: RawHead = serde_json::from_slice(bytes).map_err(malformed)?;
-    if head.kind != "ctestInfo" {
-        return Err(Gap::new(
-            Code::CtestUnsupportedVersion,
-            format!("{origin}: kind {:?} is not \"ctestInfo\"", head.kind),
-        ));
-    }
-    if head.version.major != 1 {
-        return Err(Gap::new(
-            Code::CtestUnsupportedVersion,
-            format!(
-                "{origin}: json-v{} is not supported (only major version 1)",
-                head.version.major
-            ),
-        ));
-    }
-    let raw: RawCatalogue = serde_json::from_slice(bytes).map_err(malformed)?;
+    let check_head = |kind: &str, major: u64| -> Result<(), Gap> {
+        if kind != "ctestInfo" {
+            return Err(Gap::new(
+                Code::CtestUnsupportedVersion,
+                format!("{origin}: kind {kind:?} is not \"ctestInfo\""),
+            ));
+        }
+        if major != 1 {
+            return Err(Gap::new(
+                Code::CtestUnsupportedVersion,
+                format!("{origin}: json-v{major} is not supported (only major version 1)"),
+            ));
+        }
+        Ok(())
+    };
+    // One parse on the normal path; only a failed parse is re-read for its header,
+    // to tell an unsupported kind/version from malformed JSON.
+    let raw: RawCatalogue = match serde_json::from_slice::<RawCatalogue>(bytes) {
+        Ok(raw) => {
+            check_head(&raw.kind, raw.version.major)?;
+            raw
+        }
+        Err(full) => {
+            let head: RawHead = serde_json::from_slice(bytes).map_err(malformed)?;
+            check_head(&head.kind, head.version.major)?;
+            return Err(malformed(full));
+        }
+    };
     if raw.tests.len() > max_tests {
         return Err(Gap::new(
             Code::CtestLimitExceeded,

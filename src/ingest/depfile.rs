@@ -85,41 +85,16 @@ impl Local {
     }
 }
 
-/// Finds the target whose object dir contains `depfile`.
-fn owning_target(depfile: &str, object_dirs: &HashMap<String, usize>) -> Result<usize, String> {
-    let mut hits = Vec::new();
-    let mut from = 0;
-    while let Some(pos) = depfile[from..].find("/CMakeFiles/") {
-        let start = from + pos;
-        let seg_start = start + "/CMakeFiles/".len();
-        if let Some(seg_len) = depfile[seg_start..].find('/') {
-            let seg = &depfile[seg_start..seg_start + seg_len];
-            if seg.ends_with(".dir") {
-                if let Some(&t) = object_dirs.get(&depfile[..seg_start + seg_len]) {
-                    hits.push(t);
-                }
-            }
-        }
-        from = seg_start;
-    }
-    hits.dedup();
-    match hits.len() {
-        1 => Ok(hits[0]),
-        0 => Err("is not inside any target's CMakeFiles/<target>.dir/ directory".to_owned()),
-        _ => Err("lies inside the object directories of more than one target".to_owned()),
-    }
-}
-
 fn map_one(
     reader: &Reader,
     depfile: &str,
     model: &Codemodel,
-    object_dirs: &HashMap<String, usize>,
     buf: &mut Vec<u8>,
     local: &mut Local,
 ) -> Result<LocalUnit, Gap> {
     use std::os::unix::fs::MetadataExt;
-    let target = owning_target(depfile, object_dirs)
+    let target = model
+        .object_owner(depfile)
         .map_err(|why| Gap::new(Code::DepFileUnmapped, format!("{depfile} {why}")))?;
     let t = &model.targets[target];
     let meta = reader.read_into_meta(depfile, buf).map_err(|e| match e {
@@ -323,19 +298,11 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
     }
     entries.sort();
 
-    let object_dirs: HashMap<String, usize> = model
-        .targets
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !t.dir_build.is_empty())
-        .map(|(i, t)| (t.object_dir(), i))
-        .collect();
-
     // Read, parse and map in parallel; each worker interns paths locally.
     let mut locals: Vec<(Local, Vec<u8>)> = super::par_each(
         &entries,
         || (Local::default(), Vec::new()),
-        |(local, buf), i, d| match map_one(reader, d, model, &object_dirs, buf, local) {
+        |(local, buf), i, d| match map_one(reader, d, model, buf, local) {
             Ok(u) => local.units.push((i, u)),
             Err(g) => local.gaps.push((i, g)),
         },

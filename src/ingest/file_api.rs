@@ -16,7 +16,7 @@
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::time::SystemTime;
 
 use super::{ReadError, Reader};
@@ -150,6 +150,30 @@ pub struct Codemodel {
     pub cmake_inputs: Option<Vec<String>>,
     /// Every reply file read, in read order (for input identity).
     pub files_read: Vec<String>,
+    /// `<dir_build>/CMakeFiles/<name>.dir` → target index (Makefiles object directories).
+    pub object_dirs: HashMap<String, usize>,
+}
+
+impl Codemodel {
+    /// The one target whose `CMakeFiles/<target>.dir/` directory contains
+    /// `path` (a depfile or an object file); an error says why there is none.
+    pub fn object_owner(&self, path: &str) -> Result<usize, &'static str> {
+        let mut found = None;
+        let mut from = 0;
+        while let Some(pos) = path[from..].find("/CMakeFiles/") {
+            let seg_start = from + pos + "/CMakeFiles/".len();
+            if let Some(seg_len) = path[seg_start..].find('/') {
+                if let Some(&t) = self.object_dirs.get(&path[..seg_start + seg_len]) {
+                    if found.is_some_and(|f| f != t) {
+                        return Err("lies inside the object directories of more than one target");
+                    }
+                    found = Some(t);
+                }
+            }
+            from = seg_start;
+        }
+        found.ok_or("is not inside any target's CMakeFiles/<target>.dir/ directory")
+    }
 }
 
 /// Result of loading the File API: a model when one could be built, and every gap found.
@@ -918,7 +942,14 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         },
     }
 
+    let object_dirs = targets
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !t.dir_build.is_empty())
+        .map(|(i, t)| (t.object_dir(), i))
+        .collect();
     Ok(Codemodel {
+        object_dirs,
         source_root,
         build_root,
         config: config.name.clone(),
@@ -1044,18 +1075,4 @@ fn convert_target(
         gaps,
         files_read: Vec::new(),
     })
-}
-
-/// Groups sources by target for tests and diagnostics.
-pub fn summary(model: &Codemodel) -> BTreeMap<String, Vec<String>> {
-    model
-        .targets
-        .iter()
-        .map(|t| {
-            (
-                t.name.clone(),
-                t.compiled.iter().map(|c| c.path.clone()).collect(),
-            )
-        })
-        .collect()
 }

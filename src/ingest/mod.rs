@@ -78,16 +78,6 @@ impl std::fmt::Display for ReadError {
     }
 }
 
-impl ReadError {
-    /// True for limit violations (as opposed to I/O failures).
-    pub fn is_limit(&self) -> bool {
-        matches!(
-            self,
-            ReadError::TooLarge { .. } | ReadError::TotalTooLarge { .. }
-        )
-    }
-}
-
 /// `(path, SHA-256)` of one file read.
 type FileDigest = (String, [u8; 32]);
 
@@ -140,11 +130,6 @@ impl Reader {
     /// The limits in force.
     pub fn limits(&self) -> &Limits {
         &self.limits
-    }
-
-    /// Total bytes read so far.
-    pub fn total_read(&self) -> u64 {
-        self.total.load(Ordering::Relaxed)
     }
 
     /// Reads a whole file, refusing files over the limits.

@@ -85,6 +85,15 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A fresh temp dir under cargo's per-target scratch dir, so builds kept alive by
+/// `shared()` (statics are never dropped) do not pile up in /tmp.
+pub fn scratch_dir(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
 /// Copies the fixture sources to `dest`.
 pub fn copy_fixture(dest: &Path) {
     copy_dir(&repo_root().join("fixtures/cmake-project"), dest);
@@ -116,12 +125,7 @@ pub fn prepare(b: &Built) {
 /// Copies the fixture to a fresh temp dir and builds it with `prepare-build.sh`.
 pub fn build_fixture(cmake_args: &[&str]) -> Built {
     require_tools();
-    // Under cargo's per-target scratch dir: builds kept alive by `shared()` (statics are
-    // never dropped) do not pile up in /tmp.
-    let dir = tempfile::Builder::new()
-        .prefix("d2t-it-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let dir = scratch_dir("d2t-it-");
     let root = dir.path().to_path_buf();
     let src = root.join("src");
     let build = root.join("build");
@@ -270,6 +274,19 @@ pub fn run_bin(args: &[String], stdin: Option<&[u8]>) -> Run {
         stderr: String::from_utf8(out.stderr).unwrap(),
     }
 }
+
+/// What a change to `libs/core/include/core/core.hpp` selects (fixture README): 9 of 14.
+pub const CORE_SELECTED: &[&str] = &[
+    "core.add",
+    "core.mul",
+    "core.parse[neg]",
+    "net.decode",
+    "net.encode",
+    "tool.roundtrip",
+    "util.join",
+    "util.spaced",
+    "util.str+concat",
+];
 
 /// Names from the fixture README's tables.
 pub const ALL_TESTS: &[&str] = &[
