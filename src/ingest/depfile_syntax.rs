@@ -52,7 +52,8 @@
 //! backslash at the very end of the input.
 //!
 //! Performance: one `from_utf8` check (fast on ASCII), then one scan over the
-//! bytes. Runs of plain name bytes are skipped 8 at a time (`skip_plain`). A
+//! bytes. Runs of plain name bytes are skipped 16 at a time on x86-64 (SSE2),
+//! 8 at a time elsewhere (`skip_plain`). A
 //! name is borrowed from the input unless it needed unescaping, so the common
 //! case allocates only the rule vectors. The scan runs at several hundred MB/s
 //! on one core of a loaded machine (release build).
@@ -230,6 +231,41 @@ impl std::error::Error for SyntaxError {}
 /// A [`SyntaxError`] for anything that cannot be interpreted exactly. Never
 /// panics, whatever the input.
 pub fn parse(input: &[u8]) -> Result<Depfile<'_>, SyntaxError> {
+    let mut sink = Collect {
+        rules: Vec::with_capacity(1),
+        targets: Vec::new(),
+        // Compiler depfiles list one path per ~40-80 bytes: size the first rule's list once.
+        prereqs: Vec::with_capacity(input.len() / 48 + 4),
+    };
+    parse_into(input, &mut sink)?;
+    Ok(Depfile { rules: sink.rules })
+}
+
+/// Receives the names of a depfile as [`parse_into`] reads them, without
+/// collecting them first.
+///
+/// For each rule: its targets, then its prerequisites, then [`Sink::end_rule`]
+/// (only for rules with a separating `:`; a rule without one is an error).
+/// Every name is non-empty and unescaped, exactly as [`parse`] would return it.
+/// The events of a file that turns out to be malformed may stop anywhere:
+/// a sink must not trust what it received when `parse_into` fails.
+pub trait Sink<'a> {
+    /// A target of the current rule.
+    fn target(&mut self, name: Cow<'a, str>);
+    /// A prerequisite of the current rule.
+    fn prereq(&mut self, name: Cow<'a, str>);
+    /// The current rule is complete.
+    fn end_rule(&mut self);
+}
+
+/// Parses a whole depfile, streaming its names to `sink`. Accepts and rejects
+/// exactly what [`parse`] does.
+///
+/// # Errors
+///
+/// A [`SyntaxError`] for anything that cannot be interpreted exactly. Never
+/// panics, whatever the input.
+pub fn parse_into<'a>(input: &'a [u8], sink: &mut impl Sink<'a>) -> Result<(), SyntaxError> {
     let text = match std::str::from_utf8(input) {
         Ok(text) => text,
         Err(e) => {
@@ -243,14 +279,34 @@ pub fn parse(input: &[u8]) -> Result<Depfile<'_>, SyntaxError> {
         bytes: input,
         pos: 0,
         line: 1,
-        rules: Vec::with_capacity(1),
-        targets: Vec::new(),
-        // Compiler depfiles list one path per ~40-80 bytes: size the first rule's list once.
-        prereqs: Vec::with_capacity(input.len() / 48 + 4),
+        sink,
+        targets: 0,
         in_prereqs: false,
         rule_line: 1,
     }
     .run()
+}
+
+/// The sink behind [`parse`]: collects every rule.
+struct Collect<'a> {
+    rules: Vec<Rule<'a>>,
+    targets: Vec<Cow<'a, str>>,
+    prereqs: Vec<Cow<'a, str>>,
+}
+
+impl<'a> Sink<'a> for Collect<'a> {
+    fn target(&mut self, name: Cow<'a, str>) {
+        self.targets.push(name);
+    }
+    fn prereq(&mut self, name: Cow<'a, str>) {
+        self.prereqs.push(name);
+    }
+    fn end_rule(&mut self) {
+        self.rules.push(Rule {
+            targets: std::mem::take(&mut self.targets),
+            prereqs: std::mem::take(&mut self.prereqs),
+        });
+    }
 }
 
 /// GCC-style escaping of one path (inverse of parse for a path token); used by tests and by a synthetic build generator.
@@ -340,7 +396,57 @@ const fn plain_table() -> [bool; 256] {
 /// formulas (`has_less`, `has_zero`). These can report a special byte that is
 /// not there, but never miss one that is. A chunk that may hold one is then
 /// searched byte by byte with the table, so the result is exact.
-fn skip_plain(bytes: &[u8], mut i: usize) -> usize {
+fn skip_plain(bytes: &[u8], i: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        skip_plain_sse2(bytes, i)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        skip_plain_swar(bytes, i)
+    }
+}
+
+/// [`skip_plain`] 16 bytes at a time with SSE2, which every x86-64 CPU has.
+/// Exact: a lane is flagged only for a byte that is not [`PLAIN`] (`<= 0x20`,
+/// `#`, `$`, `:`, `\`, DEL); the tail is finished with the table.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+fn skip_plain_sse2(bytes: &[u8], mut i: usize) -> usize {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    while i + 16 <= bytes.len() {
+        // SAFETY: SSE2 is part of the x86-64 baseline, so these intrinsics are
+        // always available; the unaligned load reads bytes[i..i + 16], which the
+        // loop condition keeps in bounds.
+        let mask = unsafe {
+            let v = _mm_loadu_si128(bytes.as_ptr().add(i).cast::<__m128i>());
+            let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+            // Unsigned `v <= 0x20`: min(v, 0x20) == v.
+            let low = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x20)), v);
+            let special = _mm_or_si128(
+                _mm_or_si128(low, _mm_or_si128(eq(b'#'), eq(b'$'))),
+                _mm_or_si128(_mm_or_si128(eq(b':'), eq(b'\\')), eq(0x7f)),
+            );
+            _mm_movemask_epi8(special) as u32
+        };
+        if mask != 0 {
+            return i + mask.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    let rest = bytes.get(i..).unwrap_or_default();
+    i + rest
+        .iter()
+        .position(|&b| !PLAIN[usize::from(b)])
+        .unwrap_or(rest.len())
+}
+
+/// Portable [`skip_plain`].
+#[cfg(any(not(target_arch = "x86_64"), test))]
+fn skip_plain_swar(bytes: &[u8], mut i: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     // High bit set in some byte if some byte of `x` is zero.
@@ -388,7 +494,7 @@ fn newline_len(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
-struct Parser<'a> {
+struct Parser<'a, 's, S> {
     /// The whole input, already checked to be UTF-8.
     text: &'a str,
     /// `text` as bytes.
@@ -397,19 +503,18 @@ struct Parser<'a> {
     pos: usize,
     /// 1-based line of `pos`.
     line: usize,
-    rules: Vec<Rule<'a>>,
-    /// Targets of the rule being read.
-    targets: Vec<Cow<'a, str>>,
-    /// Prerequisites of the rule being read.
-    prereqs: Vec<Cow<'a, str>>,
+    /// Where the names go.
+    sink: &'s mut S,
+    /// Number of targets of the rule being read.
+    targets: usize,
     /// Whether the separator of the current rule has been seen.
     in_prereqs: bool,
     /// Line where the current rule's first name started.
     rule_line: usize,
 }
 
-impl<'a> Parser<'a> {
-    fn run(mut self) -> Result<Depfile<'a>, SyntaxError> {
+impl<'a, S: Sink<'a>> Parser<'a, '_, S> {
+    fn run(mut self) -> Result<(), SyntaxError> {
         while let Some(&byte) = self.bytes.get(self.pos) {
             match byte {
                 b' ' | b'\t' => self.pos += 1,
@@ -448,8 +553,7 @@ impl<'a> Parser<'a> {
                 _ => self.name()?,
             }
         }
-        self.end_rule()?;
-        Ok(Depfile { rules: self.rules })
+        self.end_rule()
     }
 
     fn control(&self, byte: u8) -> SyntaxError {
@@ -466,13 +570,11 @@ impl<'a> Parser<'a> {
     /// Called at every unescaped newline and at end of input.
     fn end_rule(&mut self) -> Result<(), SyntaxError> {
         if self.in_prereqs {
-            self.rules.push(Rule {
-                targets: std::mem::take(&mut self.targets),
-                prereqs: std::mem::take(&mut self.prereqs),
-            });
+            self.sink.end_rule();
+            self.targets = 0;
             self.in_prereqs = false;
             Ok(())
-        } else if self.targets.is_empty() {
+        } else if self.targets == 0 {
             // Blank line.
             Ok(())
         } else {
@@ -484,7 +586,7 @@ impl<'a> Parser<'a> {
 
     /// Reads one name starting at `pos` and files it as a target or prerequisite.
     fn name(&mut self) -> Result<(), SyntaxError> {
-        if !self.in_prereqs && self.targets.is_empty() {
+        if !self.in_prereqs && self.targets == 0 {
             self.rule_line = self.line;
         }
         let (name, separator) = self.scan_name()?;
@@ -493,14 +595,15 @@ impl<'a> Parser<'a> {
                 return Err(SyntaxError::ExtraColon { line: self.line });
             }
             if !name.is_empty() {
-                self.prereqs.push(name);
+                self.sink.prereq(name);
             }
         } else {
             if !name.is_empty() {
-                self.targets.push(name);
+                self.targets += 1;
+                self.sink.target(name);
             }
             if separator {
-                if self.targets.is_empty() {
+                if self.targets == 0 {
                     return Err(SyntaxError::EmptyTarget { line: self.line });
                 }
                 self.in_prereqs = true;
@@ -1113,6 +1216,7 @@ CMakeFiles/lab.dir/m\\ a\\#in.cpp.o: /src/proj/m\\ a\\#in.cpp \\
                 .position(|&b| !PLAIN[usize::from(b)])
                 .map_or(input.len(), |k| from + k);
             prop_assert_eq!(skip_plain(&input, from), naive);
+            prop_assert_eq!(skip_plain_swar(&input, from), naive);
         }
 
         #[test]
