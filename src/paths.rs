@@ -47,7 +47,7 @@ pub fn fold(path: &str) -> String {
 /// Fast check that an absolute path is already in folded form: no `//`, no
 /// `.` or `..` segment, no trailing slash. (`str::contains` with a short
 /// needle is vectorised, which matters for millions of depfile paths.)
-fn is_folded(path: &str) -> bool {
+pub fn is_folded(path: &str) -> bool {
     let b = path.as_bytes();
     if b.first() != Some(&b'/') {
         return false;

@@ -12,7 +12,8 @@
 //! lexically (symlinks kept, as CMake keeps them). Only prerequisites inside the
 //! source or build root are project prerequisites; system headers are ignored.
 
-use std::collections::{HashMap, HashSet};
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::time::SystemTime;
 
 use super::depfile_syntax;
@@ -53,15 +54,134 @@ pub struct DepEvidence {
     pub depfiles_read: Vec<String>,
 }
 
-/// One chunk's worth of mapped depfiles, with chunk-local interned paths.
+/// Provisional id of a prerequisite outside both roots (a system header).
+const OUTSIDE: FileId = FileId::MAX;
+
+/// Number of lock shards of the shared path table (a power of two).
+const SHARDS: usize = 64;
+
+/// Project files interned by all workers at once: folded path → provisional id.
+/// Workers reach it only on a miss of their own token cache, so the locks are
+/// taken once per distinct spelling per worker, not once per prerequisite.
+/// Provisional ids depend on thread timing; [`load`] renumbers them in path
+/// order before anything else sees them.
+struct SharedFiles {
+    shards: Vec<std::sync::Mutex<FastMap<Box<str>, FileId>>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl SharedFiles {
+    fn new() -> Self {
+        SharedFiles {
+            shards: (0..SHARDS).map(|_| Default::default()).collect(),
+            next: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The id of `path`, and whether this call created it.
+    fn intern(&self, path: &str) -> Option<(FileId, bool)> {
+        use std::hash::BuildHasher;
+        let h =
+            std::hash::BuildHasherDefault::<crate::fasthash::FxHasher>::default().hash_one(path);
+        let shard = &self.shards[(h >> 58) as usize % SHARDS];
+        let mut map = match shard.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(&id) = map.get(path) {
+            return Some((id, false));
+        }
+        let next = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = FileId::try_from(next).ok().filter(|&id| id != OUTSIDE)?;
+        map.insert(path.into(), id);
+        Some((id, true))
+    }
+}
+
+/// One worker's state: its token cache, the files it interned first (with
+/// their freshness stat, taken here so every file is stat'ed once, on both
+/// cores), and its mapped units and gaps by entry index.
 #[derive(Default)]
-struct Local {
-    files: Vec<String>,
-    index: FastMap<String, FileId>,
-    /// (entry index, mapped unit).
+struct Worker {
+    /// Token as written (relative ones joined to their directory) → provisional id or [`OUTSIDE`].
+    tokens: FastMap<Box<str>, FileId>,
+    /// Reused key buffer for relative tokens.
+    scratch: String,
+    created: Vec<(FileId, String, FileStat)>,
     units: Vec<(usize, LocalUnit)>,
-    /// (entry index, gap).
     gaps: Vec<(usize, Gap)>,
+    buf: Vec<u8>,
+}
+
+/// The roots a prerequisite must lie in to be a project file.
+#[derive(Clone, Copy)]
+struct Scope<'m> {
+    source_root: &'m str,
+    build_root: &'m str,
+}
+
+impl Scope<'_> {
+    /// False when folded `path` cannot lie in either root: its first eight
+    /// bytes (or all of a shorter root) differ from both roots'.
+    #[inline]
+    fn may_hold(&self, path: &str) -> bool {
+        fn head(s: &str) -> &[u8] {
+            &s.as_bytes()[..s.len().min(8)]
+        }
+        let p = path.as_bytes();
+        p.starts_with(head(self.source_root)) || p.starts_with(head(self.build_root))
+    }
+}
+
+impl Worker {
+    /// Provisional id of prerequisite `name` written in a depfile whose compiler
+    /// ran in `dir`; [`OUTSIDE`] for files outside both roots; `None` when the
+    /// table is full.
+    fn resolve(
+        &mut self,
+        shared: &SharedFiles,
+        scope: Scope<'_>,
+        dir: &str,
+        name: &str,
+    ) -> Option<FileId> {
+        let key = if name.starts_with('/') {
+            // Most prerequisites are system headers: an absolute, already folded
+            // path that starts with neither root is outside without a lookup.
+            if !scope.may_hold(name) && paths::is_folded(name) {
+                return Some(OUTSIDE);
+            }
+            name
+        } else {
+            self.scratch.clear();
+            self.scratch.push_str(dir);
+            self.scratch.push('/');
+            self.scratch.push_str(name);
+            self.scratch.as_str()
+        };
+        if let Some(&id) = self.tokens.get(key) {
+            return Some(id);
+        }
+        let abs = paths::join_fold_cow(dir, name);
+        let id = if paths::is_within(&abs, scope.source_root)
+            || paths::is_within(&abs, scope.build_root)
+        {
+            let (id, created) = shared.intern(&abs)?;
+            if created {
+                let st = stat_file(&abs);
+                self.created.push((id, abs.into_owned(), st));
+            }
+            id
+        } else {
+            OUTSIDE
+        };
+        let key: Box<str> = if name.starts_with('/') {
+            name.into()
+        } else {
+            self.scratch.as_str().into()
+        };
+        self.tokens.insert(key, id);
+        Some(id)
+    }
 }
 
 struct LocalUnit {
@@ -70,84 +190,185 @@ struct LocalUnit {
     mtime: SystemTime,
     /// (device, inode) of the depfile, to catch one file listed under two spellings.
     identity: (u64, u64),
+    /// Provisional ids, in file order, duplicates kept.
     prereqs: Vec<FileId>,
 }
 
-impl Local {
-    fn intern(&mut self, p: &str) -> FileId {
-        if let Some(&id) = self.index.get(p) {
-            return id;
+/// Streams one depfile's names: keeps the main rule's targets and first
+/// prerequisite for the mapping checks, and resolves its prerequisites as they
+/// come. The checks themselves run after the whole file parsed, in the order
+/// [`map_one`] documents, so a syntax error always wins.
+struct UnitSink<'a, 'w> {
+    worker: &'w mut Worker,
+    shared: &'w SharedFiles,
+    scope: Scope<'w>,
+    dir: &'w str,
+    max_path: usize,
+    /// Targets of the rule being read.
+    targets: Vec<Cow<'a, str>>,
+    /// Targets of the first rule with prerequisites.
+    main_targets: Vec<Cow<'a, str>>,
+    /// First prerequisite of that rule.
+    first: Option<Cow<'a, str>>,
+    /// Rules with at least one prerequisite so far.
+    rules_with_prereqs: usize,
+    /// Whether the rule being read has a prerequisite yet.
+    rule_has_prereqs: bool,
+    /// Whether the rule being read is the main rule.
+    in_main: bool,
+    too_long: bool,
+    table_full: bool,
+    prereqs: Vec<FileId>,
+}
+
+impl<'a> depfile_syntax::Sink<'a> for UnitSink<'a, '_> {
+    fn target(&mut self, name: Cow<'a, str>) {
+        self.targets.push(name);
+    }
+
+    fn prereq(&mut self, name: Cow<'a, str>) {
+        if !self.rule_has_prereqs {
+            self.rule_has_prereqs = true;
+            self.rules_with_prereqs += 1;
+            self.in_main = self.rules_with_prereqs == 1;
+            if self.in_main {
+                self.main_targets = std::mem::take(&mut self.targets);
+                self.first = Some(name.clone());
+            }
         }
-        let id = self.files.len() as FileId;
-        self.files.push(p.to_owned());
-        self.index.insert(p.to_owned(), id);
-        id
+        if !self.in_main {
+            return; // a second rule with prerequisites: rejected after the parse
+        }
+        if name.len() > self.max_path {
+            self.too_long = true;
+            return;
+        }
+        match self
+            .worker
+            .resolve(self.shared, self.scope, self.dir, &name)
+        {
+            Some(OUTSIDE) => {}
+            Some(id) => self.prereqs.push(id),
+            None => self.table_full = true,
+        }
+    }
+
+    fn end_rule(&mut self) {
+        self.targets.clear();
+        self.rule_has_prereqs = false;
+        self.in_main = false;
     }
 }
 
+/// Reads, parses and maps one `.d`. Checks, first failure wins: owner target
+/// from the path; readable; syntax; exactly one rule with prerequisites; one
+/// target, its own object; first prerequisite a compiled source of the owner;
+/// no prerequisite path over `--max-path-len`.
 fn map_one(
     reader: &Reader,
     depfile: &str,
     model: &Codemodel,
-    buf: &mut Vec<u8>,
-    local: &mut Local,
+    shared: &SharedFiles,
+    worker: &mut Worker,
 ) -> Result<LocalUnit, Gap> {
     use std::os::unix::fs::MetadataExt;
     let target = model
         .object_owner(depfile)
         .map_err(|why| Gap::new(Code::DepFileUnmapped, format!("{depfile} {why}")))?;
     let t = &model.targets[target];
-    let meta = reader.read_into_meta(depfile, buf).map_err(|e| match e {
-        ReadError::Io(err) => Gap::new(Code::DepFileUnreadable, format!("{depfile}: {err}")),
-        limit => Gap::new(Code::LimitExceeded, format!("{depfile}: {limit}")),
-    })?;
-    let mtime = meta.modified().map_err(|e| {
-        Gap::new(
-            Code::DepPrereqUninspectable,
-            format!("{depfile}: cannot read its timestamp: {e}"),
-        )
-    })?;
-    let identity = (meta.dev(), meta.ino());
-    let parsed = depfile_syntax::parse(buf)
-        .map_err(|e| Gap::new(Code::DepFileMalformed, format!("{depfile}: {e}")))?;
-    let mut main = None;
-    for rule in &parsed.rules {
-        if rule.prereqs.is_empty() {
-            continue; // -MP phony rule
-        }
-        if main.is_some() {
-            return Err(Gap::new(
-                Code::DepFileMalformed,
-                format!("{depfile}: more than one rule with prerequisites"),
-            ));
-        }
-        main = Some(rule);
+    let mut buf = std::mem::take(&mut worker.buf);
+    let result = (|| {
+        let meta = reader
+            .read_into_meta(depfile, &mut buf)
+            .map_err(|e| match e {
+                ReadError::Io(err) => {
+                    Gap::new(Code::DepFileUnreadable, format!("{depfile}: {err}"))
+                }
+                limit => Gap::new(Code::LimitExceeded, format!("{depfile}: {limit}")),
+            })?;
+        let mtime = meta.modified().map_err(|e| {
+            Gap::new(
+                Code::DepPrereqUninspectable,
+                format!("{depfile}: cannot read its timestamp: {e}"),
+            )
+        })?;
+        let identity = (meta.dev(), meta.ino());
+        let mut sink = UnitSink {
+            worker: &mut *worker,
+            shared,
+            scope: Scope {
+                source_root: &model.source_root,
+                build_root: &model.build_root,
+            },
+            dir: &t.dir_build,
+            max_path: reader.limits().max_path_len,
+            targets: Vec::new(),
+            main_targets: Vec::new(),
+            first: None,
+            rules_with_prereqs: 0,
+            rule_has_prereqs: false,
+            in_main: false,
+            too_long: false,
+            table_full: false,
+            prereqs: Vec::with_capacity(buf.len() / 256 + 4),
+        };
+        depfile_syntax::parse_into(&buf, &mut sink)
+            .map_err(|e| Gap::new(Code::DepFileMalformed, format!("{depfile}: {e}")))?;
+        let source = check_unit(depfile, model, target, &sink)?;
+        Ok(LocalUnit {
+            target,
+            source,
+            mtime,
+            identity,
+            prereqs: sink.prereqs,
+        })
+    })();
+    worker.buf = buf;
+    result
+}
+
+/// The mapping checks of [`map_one`] after a clean parse; returns the unit's main source.
+fn check_unit(
+    depfile: &str,
+    model: &Codemodel,
+    target: usize,
+    sink: &UnitSink<'_, '_>,
+) -> Result<String, Gap> {
+    let t = &model.targets[target];
+    if sink.rules_with_prereqs > 1 {
+        return Err(Gap::new(
+            Code::DepFileMalformed,
+            format!("{depfile}: more than one rule with prerequisites"),
+        ));
     }
-    let Some(rule) = main else {
+    let Some(first) = &sink.first else {
         return Err(Gap::new(
             Code::DepFileMalformed,
             format!("{depfile}: no rule with prerequisites"),
         ));
     };
-    if rule.targets.len() != 1 {
+    if sink.main_targets.len() != 1 {
         return Err(Gap::new(
             Code::DepFileMalformed,
-            format!("{depfile}: main rule has {} targets", rule.targets.len()),
+            format!(
+                "{depfile}: main rule has {} targets",
+                sink.main_targets.len()
+            ),
         ));
     }
     // The -MT target is the object path relative to the build root; it must be this depfile's object.
-    let rule_target = paths::join_fold_cow(&model.build_root, &rule.targets[0]);
+    let rule_target = paths::join_fold_cow(&model.build_root, &sink.main_targets[0]);
     let expected = depfile.strip_suffix(".d").unwrap_or(depfile);
     if rule_target != expected {
         return Err(Gap::new(
             Code::DepFileUnmapped,
             format!(
                 "{depfile}: rule target {:?} is not its own object {expected}",
-                rule.targets[0].as_ref()
+                sink.main_targets[0].as_ref()
             ),
         ));
     }
-    let first = paths::join_fold_cow(&t.dir_build, &rule.prereqs[0]);
+    let first = paths::join_fold_cow(&t.dir_build, first);
     let Some(src) = t.compiled.iter().find(|c| c.path == first) else {
         return Err(Gap::new(
             Code::DepFileUnmapped,
@@ -157,27 +378,22 @@ fn map_one(
             ),
         ));
     };
-    let max_path = reader.limits().max_path_len;
-    let mut prereqs = Vec::with_capacity(rule.prereqs.len());
-    for p in &rule.prereqs {
-        if p.len() > max_path {
-            return Err(Gap::new(
-                Code::LimitExceeded,
-                format!("{depfile}: a prerequisite path exceeds {max_path} bytes (--max-path-len)"),
-            ));
-        }
-        let abs = paths::join_fold_cow(&t.dir_build, p);
-        if paths::is_within(&abs, &model.source_root) || paths::is_within(&abs, &model.build_root) {
-            prereqs.push(local.intern(&abs));
-        }
+    if sink.too_long {
+        return Err(Gap::new(
+            Code::LimitExceeded,
+            format!(
+                "{depfile}: a prerequisite path exceeds {} bytes (--max-path-len)",
+                sink.max_path
+            ),
+        ));
     }
-    Ok(LocalUnit {
-        target,
-        source: src.path.clone(),
-        mtime,
-        identity,
-        prereqs,
-    })
+    if sink.table_full {
+        return Err(Gap::new(
+            Code::LimitExceeded,
+            format!("{depfile}: more distinct project files than this tool can number"),
+        ));
+    }
+    Ok(src.path.clone())
 }
 
 /// Coverage (contract §7): every compiled C/C++ unit of every *in-scope* target
@@ -298,52 +514,75 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
     }
     entries.sort();
 
-    // Read, parse and map in parallel; each worker interns paths locally.
-    let mut locals: Vec<(Local, Vec<u8>)> = super::par_each(
-        &entries,
-        || (Local::default(), Vec::new()),
-        |(local, buf), i, d| match map_one(reader, d, model, buf, local) {
-            Ok(u) => local.units.push((i, u)),
-            Err(g) => local.gaps.push((i, g)),
-        },
-    );
+    // Read, parse and map in parallel; workers share one path table.
+    let shared = SharedFiles::new();
+    let workers: Vec<Worker> =
+        super::par_each(&entries, Worker::default, |w, i, d| {
+            match map_one(reader, d, model, &shared, w) {
+                Ok(u) => w.units.push((i, u)),
+                Err(g) => w.gaps.push((i, g)),
+            }
+        });
 
-    // Global ids: one remap table per worker.
-    let mut remaps: Vec<Vec<FileId>> = Vec::with_capacity(locals.len());
-    for (local, _) in &mut locals {
-        let remap = std::mem::take(&mut local.files)
-            .into_iter()
-            .map(|f| {
-                let next = ev.files.len() as FileId;
-                *ev.by_path.entry(f).or_insert_with_key(|k| {
-                    ev.files.push(k.clone());
-                    next
-                })
-            })
-            .collect();
-        remaps.push(remap);
-    }
-    // Units back in entry order (workers pulled entries dynamically).
-    let mut units: Vec<(usize, usize, LocalUnit)> = Vec::with_capacity(entries.len());
+    // Units and gaps back in entry order (workers pulled entries dynamically).
+    let n_ids = shared.next.into_inner().min(u64::from(OUTSIDE)) as usize;
+    let mut units: Vec<(usize, LocalUnit)> = Vec::with_capacity(entries.len());
     let mut entry_gaps: Vec<(usize, Gap)> = Vec::new();
-    for (w, (local, _)) in locals.into_iter().enumerate() {
-        units.extend(local.units.into_iter().map(|(e, u)| (e, w, u)));
-        entry_gaps.extend(local.gaps);
+    let mut created: Vec<Option<(String, FileStat)>> =
+        std::iter::repeat_with(|| None).take(n_ids).collect();
+    for w in workers {
+        units.extend(w.units);
+        entry_gaps.extend(w.gaps);
+        for (id, path, st) in w.created {
+            created[id as usize] = Some((path, st));
+        }
     }
-    units.sort_unstable_by_key(|(e, _, _)| *e);
+    units.sort_unstable_by_key(|(e, _)| *e);
     entry_gaps.sort_by_key(|(e, _)| *e);
     gaps.extend(entry_gaps.into_iter().map(|(_, g)| g));
-    let remapped: Vec<Vec<FileId>> = super::par_map(&units, |(_, w, u)| {
-        let mut ids: Vec<FileId> = u.prereqs.iter().map(|&l| remaps[*w][l as usize]).collect();
+
+    // Final ids: the files some mapped unit lists, numbered in path order, so
+    // ids never depend on thread timing (files seen only in rejected depfiles
+    // are dropped: the rejection already forbids a subset).
+    let mut used = vec![false; n_ids];
+    for (_, u) in &units {
+        for &id in &u.prereqs {
+            used[id as usize] = true;
+        }
+    }
+    let mut order: Vec<FileId> = (0..n_ids as FileId)
+        .filter(|&id| used[id as usize] && created[id as usize].is_some())
+        .collect();
+    order.sort_unstable_by(|&a, &b| {
+        let path = |id: FileId| created[id as usize].as_ref().map(|(p, _)| p.as_str());
+        path(a).cmp(&path(b))
+    });
+    let mut renumber = vec![OUTSIDE; n_ids];
+    let mut stats: Vec<FileStat> = Vec::with_capacity(order.len());
+    ev.files.reserve(order.len());
+    for (new, &old) in order.iter().enumerate() {
+        renumber[old as usize] = new as FileId;
+        if let Some((path, st)) = created[old as usize].take() {
+            ev.files.push(path);
+            stats.push(st);
+        }
+    }
+    drop(created);
+    let renumbered: Vec<Vec<FileId>> = super::par_map(&units, |(_, u)| {
+        let mut ids: Vec<FileId> = u.prereqs.iter().map(|&l| renumber[l as usize]).collect();
         ids.sort_unstable();
         ids.dedup();
         ids
     });
+    ev.by_path.reserve(ev.files.len());
+    for (id, f) in ev.files.iter().enumerate() {
+        ev.by_path.insert(f.clone(), id as FileId);
+    }
 
-    let mut tu_of: HashMap<(usize, String), String> = HashMap::new();
-    let mut identities: HashMap<(u64, u64), usize> = HashMap::new();
+    let mut tu_of: FastMap<(usize, String), usize> = FastMap::default();
+    let mut identities: FastMap<(u64, u64), usize> = FastMap::default();
     let mut file_mtime_needed: Vec<(usize, SystemTime)> = Vec::new(); // (tu index, depfile mtime)
-    for ((entry, _, u), ids) in units.into_iter().zip(remapped) {
+    for ((entry, u), ids) in units.into_iter().zip(renumbered) {
         let d = &entries[entry];
         ev.depfiles_read.push(d.clone());
         if let Some(prev) = identities.insert(u.identity, entry) {
@@ -353,12 +592,12 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
             ));
             continue;
         }
-        if let Some(prev) = tu_of.insert((u.target, u.source.clone()), d.clone()) {
+        if let Some(prev) = tu_of.insert((u.target, u.source.clone()), entry) {
             gaps.push(Gap::new(
                 Code::DepFileDuplicate,
                 format!(
-                    "{prev} and {d} both describe {} in target {:?}",
-                    u.source, model.targets[u.target].name
+                    "{} and {d} both describe {} in target {:?}",
+                    entries[prev], u.source, model.targets[u.target].name
                 ),
             ));
             continue;
@@ -372,8 +611,7 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
         });
     }
 
-    // Freshness: stat every unique project file once.
-    let stats: Vec<FileStat> = super::par_map(&ev.files, |f| stat_file(f));
+    // Freshness: every project prerequisite no newer than its depfile.
     let mut reported = HashSet::new();
     for (tu_idx, dmtime) in file_mtime_needed {
         let tu = &ev.tus[tu_idx];
