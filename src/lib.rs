@@ -322,7 +322,17 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
         Vec::new()
     };
     a.evidence = reader.digests();
+    drop(graph);
+    drop_in_background((model, deps, mappings, impact.units, impact.affected));
     a
+}
+
+/// Frees `heavy` (the evidence: hundreds of thousands of small allocations at
+/// monorepo scale) on a helper thread, so the report is not held up by it. A
+/// process that exits right after does not wait for the helper; if no thread
+/// can be started, it is freed here.
+fn drop_in_background<T: Send + 'static>(heavy: T) {
+    let _ = std::thread::Builder::new().spawn(move || drop(heavy));
 }
 
 fn apply_policy(
