@@ -20,7 +20,7 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::changes::Changed;
 use crate::ingest::ctest::Catalogue;
-use crate::ingest::depfile::DepEvidence;
+use crate::ingest::depfile::{DepEvidence, FileId};
 use crate::ingest::file_api::{Codemodel, TargetKind};
 use crate::paths;
 use crate::reason::{Code, Gap};
@@ -64,7 +64,7 @@ pub struct Graph<'m> {
 
 impl<'m> Graph<'m> {
     /// Builds the graph, resolving object inputs to their owning targets.
-    pub fn new(model: &'m Codemodel, deps: &DepEvidence) -> Self {
+    pub fn new(model: &'m Codemodel) -> Self {
         let n = model.targets.len();
         let mut fwd: Vec<Vec<usize>> = model.targets.iter().map(|t| t.deps.clone()).collect();
         let mut opaque: HashMap<usize, Opaque> = HashMap::new();
@@ -131,15 +131,6 @@ impl<'m> Graph<'m> {
                 }
             }
         }
-        for (t, header) in &deps.generated_includes {
-            opaque.entry(*t).or_insert(Opaque {
-                code: Code::GeneratedSource,
-                detail: format!(
-                    "target {:?} includes build-time generated header {header}",
-                    model.targets[*t].name
-                ),
-            });
-        }
         for f in &mut fwd {
             f.sort_unstable();
             f.dedup();
@@ -173,6 +164,21 @@ impl<'m> Graph<'m> {
             fwd,
             opaque,
             by_artifact,
+        }
+    }
+
+    /// Targets that include a build-time generated header are opaque (their
+    /// code depends on what the build generates, which no depfile shows).
+    /// Their other reasons, found by [`Graph::new`], take precedence.
+    pub fn add_generated_includes(&mut self, deps: &DepEvidence) {
+        for (t, header) in &deps.generated_includes {
+            self.opaque.entry(*t).or_insert(Opaque {
+                code: Code::GeneratedSource,
+                detail: format!(
+                    "target {:?} includes build-time generated header {header}",
+                    self.model.targets[*t].name
+                ),
+            });
         }
     }
 
@@ -446,16 +452,39 @@ pub fn impact(
     }
     let mut affected = vec![false; model.targets.len()];
     let mut selected = vec![false; catalogue.tests.len()];
+    // Units listing each changed file, in unit order: one pass over all units.
+    let mut slot: HashMap<FileId, usize> = HashMap::new();
+    for c in changed {
+        if let Some(fid) = c.file {
+            let next = slot.len();
+            slot.entry(fid).or_insert(next);
+        }
+    }
+    let mut units_of: Vec<Vec<usize>> = vec![Vec::new(); slot.len()];
+    if !slot.is_empty() {
+        let mut is_changed = vec![false; deps.files.len()];
+        for &fid in slot.keys() {
+            if let Some(flag) = is_changed.get_mut(fid as usize) {
+                *flag = true;
+            }
+        }
+        for (ui, tu) in deps.tus.iter().enumerate() {
+            for &p in &tu.prereqs {
+                if is_changed[p as usize] {
+                    units_of[slot[&p]].push(ui);
+                }
+            }
+        }
+    }
     for c in changed {
         let Some(fid) = c.file else { continue };
         // Units listing this file, first (by depfile order) per owning target.
         let mut unit_of_target: HashMap<usize, usize> = HashMap::new();
-        for (ui, tu) in deps.tus.iter().enumerate() {
-            if tu.prereqs.binary_search(&fid).is_ok() {
-                unit_of_target.entry(tu.target).or_insert(ui);
-                out.units.push(ui);
-                out.direct.push(tu.target);
-            }
+        for &ui in &units_of[slot[&fid]] {
+            let tu = &deps.tus[ui];
+            unit_of_target.entry(tu.target).or_insert(ui);
+            out.units.push(ui);
+            out.direct.push(tu.target);
         }
         let mut starts: Vec<usize> = unit_of_target.keys().copied().collect();
         starts.sort_unstable();

@@ -167,164 +167,185 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
         .as_ref()
         .map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
 
-    // 3-4. Roots, versions, codemodel.
-    let fa = ingest::file_api::load(
-        &reader,
-        &ingest::file_api::Request {
-            source_dir: &req.source_dir,
-            build_dir: &req.build_dir,
-            config: req.config.as_deref(),
-        },
-    );
-    decision.extend(fa.gaps);
-    let Some(model) = fa.model else {
-        a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
-        a.verdicts = fallback_verdicts(&a.outcome, catalogue.as_ref());
-        a.evidence = reader.digests();
-        return a;
-    };
-
-    // 6-7. Dependency files: mapping, completeness, freshness.
-    let (deps, dep_gaps) = ingest::depfile::load(&reader, &req.dep_list, &model);
-    decision.extend(dep_gaps);
-
-    // 5. Map every test; find tests behind opaque boundaries.
-    let graph = graph::Graph::new(&model, &deps);
-    let empty = ingest::ctest::Catalogue::default();
-    let cat = catalogue.as_ref().unwrap_or(&empty);
-    let mappings = graph.map_tests(cat);
-    decision.extend(graph.config_gaps(cat));
-    let tainted = graph.tainted();
-    let select_opaque = a.policy.opaque == OpaqueMode::Select;
-    let mut forced: Vec<Forced> = Vec::new();
-    let mut extra_reached: Vec<usize> = Vec::new();
-    for (test, m) in cat.tests.iter().zip(&mappings) {
-        let local_gap = match m {
-            graph::TestMapping::Unmapped(g) => {
-                if select_opaque {
-                    // The forced test runs whatever it references: count those as reached.
-                    let texts = test.command.iter().flatten().chain(test.environment.iter());
-                    extra_reached.extend(graph.referenced_targets(texts));
-                }
-                Some(g.clone())
-            }
-            graph::TestMapping::Mapped { direct } => {
-                direct.iter().find_map(|d| tainted.get(d)).map(|origin| {
-                    let why = &graph.opaque[origin];
-                    Gap::new(why.code, format!("test {:?}: {}", test.name, why.detail))
-                })
-            }
+    // 3-7. The codemodel, with the depfiles (the bulk of the evidence) read
+    // at the same time; mapping them to targets waits for the codemodel.
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let pending = s.spawn(|| {
+            ingest::depfile::read_all(
+                &reader,
+                &req.dep_list,
+                (&req.source_dir, &req.build_dir),
+                &cancel,
+            )
+        });
+        let fa = ingest::file_api::load(
+            &reader,
+            &ingest::file_api::Request {
+                source_dir: &req.source_dir,
+                build_dir: &req.build_dir,
+                config: req.config.as_deref(),
+            },
+        );
+        decision.extend(fa.gaps);
+        let Some(model) = fa.model else {
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
+            a.verdicts = fallback_verdicts(&a.outcome, catalogue.as_ref());
+            a.evidence = reader.digests();
+            return a;
         };
-        if let Some(g) = local_gap {
-            if select_opaque {
-                forced.push(Forced {
-                    test: test.name.clone(),
-                    code: select_code::OPAQUE_BOUNDARY,
-                    detail: g.to_string(),
-                });
-            } else {
-                decision.require_full(g);
+
+        // 5. Map every test while the depfiles are still being read.
+        let mut graph = graph::Graph::new(&model);
+        let empty = ingest::ctest::Catalogue::default();
+        let cat = catalogue.as_ref().unwrap_or(&empty);
+        let mappings = graph.map_tests(cat);
+        let config_gaps = graph.config_gaps(cat);
+
+        // 6-7. Dependency files: mapping, completeness, freshness.
+        let pending = match pending.join() {
+            Ok(p) => p,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let (deps, dep_gaps) = pending.finish(&reader, &model);
+        decision.extend(dep_gaps);
+        graph.add_generated_includes(&deps);
+        decision.extend(config_gaps);
+
+        // 5 (cont.). Find tests behind opaque boundaries.
+        let tainted = graph.tainted();
+        let select_opaque = a.policy.opaque == OpaqueMode::Select;
+        let mut forced: Vec<Forced> = Vec::new();
+        let mut extra_reached: Vec<usize> = Vec::new();
+        for (test, m) in cat.tests.iter().zip(&mappings) {
+            let local_gap = match m {
+                graph::TestMapping::Unmapped(g) => {
+                    if select_opaque {
+                        // The forced test runs whatever it references: count those as reached.
+                        let texts = test.command.iter().flatten().chain(test.environment.iter());
+                        extra_reached.extend(graph.referenced_targets(texts));
+                    }
+                    Some(g.clone())
+                }
+                graph::TestMapping::Mapped { direct } => {
+                    direct.iter().find_map(|d| tainted.get(d)).map(|origin| {
+                        let why = &graph.opaque[origin];
+                        Gap::new(why.code, format!("test {:?}: {}", test.name, why.detail))
+                    })
+                }
+            };
+            if let Some(g) = local_gap {
+                if select_opaque {
+                    forced.push(Forced {
+                        test: test.name.clone(),
+                        code: select_code::OPAQUE_BOUNDARY,
+                        detail: g.to_string(),
+                    });
+                } else {
+                    decision.require_full(g);
+                }
             }
         }
-    }
 
-    // 6b. Coverage of every target that can reach what a test runs or loads.
-    let test_roots: Vec<usize> = mappings
-        .iter()
-        .filter_map(|m| match m {
-            graph::TestMapping::Mapped { direct } => Some(direct.iter().copied()),
-            graph::TestMapping::Unmapped(_) => None,
-        })
-        .flatten()
-        .chain(extra_reached.iter().copied())
-        .collect();
-    decision.extend(ingest::depfile::coverage_gaps(
-        &model,
-        &deps,
-        &graph.coverage_scope(&test_roots),
-    ));
-
-    // 8. Changed paths.
-    let main_sources: HashSet<ingest::depfile::FileId> = deps
-        .tus
-        .iter()
-        .filter_map(|tu| deps.by_path.get(&tu.source).copied())
-        .collect();
-    let roots = changes::Roots {
-        user_source: &req.source_dir,
-        source: &model.source_root,
-        build: &model.build_root,
-    };
-    a.changed = changes::classify(
-        &req.changed,
-        &roots,
-        &deps,
-        &main_sources,
-        model.cmake_inputs.as_deref(),
-        req.limits.max_path_len,
-    );
-    decision.extend(a.changed.iter().filter_map(|c| c.gap.clone()));
-
-    // 9. Reverse graph walk (only meaningful against a trusted catalogue).
-    let Some(catalogue) = catalogue.as_ref() else {
-        a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
-        a.evidence = reader.digests();
-        return a;
-    };
-    let impact = graph::impact(
-        &graph,
-        &deps,
-        &a.changed,
-        catalogue,
-        &mappings,
-        &extra_reached,
-    );
-    decision.extend(impact.gaps.iter().cloned());
-
-    // Policy: always-run tests and label rules for matching paths.
-    let (policy_forced, policy_gaps) = apply_policy(&a.policy, catalogue, &a.changed);
-    forced.extend(policy_forced);
-    decision.extend(policy_gaps);
-
-    // Affected summary (for plans), from the walk.
-    let mut units: Vec<String> = impact
-        .units
-        .iter()
-        .map(|&u| paths::relative_to(&deps.tus[u].source, &model.source_root))
-        .collect();
-    units.sort();
-    units.dedup();
-    a.affected_units = units;
-    let names = |ts: &mut dyn Iterator<Item = usize>| -> Vec<String> {
-        let mut v: Vec<String> = ts.map(|t| model.targets[t].name.clone()).collect();
-        v.sort();
-        v
-    };
-    a.affected_direct = names(&mut impact.direct.iter().copied());
-    a.affected_dependent = names(
-        &mut impact
-            .affected
+        // 6b. Coverage of every target that can reach what a test runs or loads.
+        let test_roots: Vec<usize> = mappings
             .iter()
-            .copied()
-            .filter(|t| impact.direct.binary_search(t).is_err()),
-    );
+            .filter_map(|m| match m {
+                graph::TestMapping::Mapped { direct } => Some(direct.iter().copied()),
+                graph::TestMapping::Unmapped(_) => None,
+            })
+            .flatten()
+            .chain(extra_reached.iter().copied())
+            .collect();
+        decision.extend(ingest::depfile::coverage_gaps(
+            &model,
+            &deps,
+            &graph.coverage_scope(&test_roots),
+        ));
 
-    // 10. Only now commit.
-    let selected: Vec<String> = impact
-        .selected
-        .iter()
-        .map(|&i| catalogue.tests[i].name.clone())
-        .collect();
-    a.outcome = decision.finish(all, selected, impact.chains, forced);
-    a.verdicts = if req.needs_verdicts() {
-        verdicts(&a.outcome, catalogue, &graph, &mappings, &deps, &model)
-    } else {
-        Vec::new()
-    };
-    a.evidence = reader.digests();
-    drop(graph);
-    drop_in_background((model, deps, mappings, impact.units, impact.affected));
-    a
+        // 8. Changed paths.
+        let main_sources: HashSet<ingest::depfile::FileId> = deps
+            .tus
+            .iter()
+            .filter_map(|tu| deps.by_path.get(&tu.source).copied())
+            .collect();
+        let roots = changes::Roots {
+            user_source: &req.source_dir,
+            source: &model.source_root,
+            build: &model.build_root,
+        };
+        a.changed = changes::classify(
+            &req.changed,
+            &roots,
+            &deps,
+            &main_sources,
+            model.cmake_inputs.as_deref(),
+            req.limits.max_path_len,
+        );
+        decision.extend(a.changed.iter().filter_map(|c| c.gap.clone()));
+
+        // 9. Reverse graph walk (only meaningful against a trusted catalogue).
+        let Some(catalogue) = catalogue.as_ref() else {
+            a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
+            a.evidence = reader.digests();
+            return a;
+        };
+        let impact = graph::impact(
+            &graph,
+            &deps,
+            &a.changed,
+            catalogue,
+            &mappings,
+            &extra_reached,
+        );
+        decision.extend(impact.gaps.iter().cloned());
+
+        // Policy: always-run tests and label rules for matching paths.
+        let (policy_forced, policy_gaps) = apply_policy(&a.policy, catalogue, &a.changed);
+        forced.extend(policy_forced);
+        decision.extend(policy_gaps);
+
+        // Affected summary (for plans), from the walk.
+        let mut units: Vec<String> = impact
+            .units
+            .iter()
+            .map(|&u| paths::relative_to(&deps.tus[u].source, &model.source_root))
+            .collect();
+        units.sort();
+        units.dedup();
+        a.affected_units = units;
+        let names = |ts: &mut dyn Iterator<Item = usize>| -> Vec<String> {
+            let mut v: Vec<String> = ts.map(|t| model.targets[t].name.clone()).collect();
+            v.sort();
+            v
+        };
+        a.affected_direct = names(&mut impact.direct.iter().copied());
+        a.affected_dependent = names(
+            &mut impact
+                .affected
+                .iter()
+                .copied()
+                .filter(|t| impact.direct.binary_search(t).is_err()),
+        );
+
+        // 10. Only now commit.
+        let selected: Vec<String> = impact
+            .selected
+            .iter()
+            .map(|&i| catalogue.tests[i].name.clone())
+            .collect();
+        a.outcome = decision.finish(all, selected, impact.chains, forced);
+        a.verdicts = if req.needs_verdicts() {
+            verdicts(&a.outcome, catalogue, &graph, &mappings, &deps, &model)
+        } else {
+            Vec::new()
+        };
+        a.evidence = reader.digests();
+        drop(graph);
+        drop_in_background((model, deps, mappings, impact.units, impact.affected));
+        a
+    })
 }
 
 /// Frees `heavy` (the evidence: hundreds of thousands of small allocations at

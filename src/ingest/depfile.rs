@@ -35,7 +35,8 @@ pub struct Tu {
     pub source: String,
     /// The `.d` file, absolute folded.
     pub depfile: String,
-    /// Project prerequisites (including the main source), de-duplicated.
+    /// Project prerequisites (including the main source), each once, in the
+    /// order the depfile first lists them.
     pub prereqs: Vec<FileId>,
 }
 
@@ -50,8 +51,6 @@ pub struct DepEvidence {
     pub tus: Vec<Tu>,
     /// Targets that include a build-time generated header: (target, header).
     pub generated_includes: Vec<(usize, String)>,
-    /// Every `.d` read (for input identity).
-    pub depfiles_read: Vec<String>,
 }
 
 /// Provisional id of a prerequisite outside both roots (a system header).
@@ -100,7 +99,7 @@ impl SharedFiles {
 
 /// One worker's state: its token cache, the files it interned first (with
 /// their freshness stat, taken here so every file is stat'ed once, on both
-/// cores), and its mapped units and gaps by entry index.
+/// cores), and what each depfile it took gave, by entry index.
 #[derive(Default)]
 struct Worker {
     /// Token as written (relative ones joined to their directory) → provisional id or [`OUTSIDE`].
@@ -108,9 +107,17 @@ struct Worker {
     /// Reused key buffer for relative tokens.
     scratch: String,
     created: Vec<(FileId, String, FileStat)>,
-    units: Vec<(usize, LocalUnit)>,
-    gaps: Vec<(usize, Gap)>,
+    results: Vec<(usize, Result<Parsed, Gap>)>,
     buf: Vec<u8>,
+    /// `stamp[id] == serial`: `id` is already listed for the depfile being read.
+    stamp: Vec<u32>,
+    /// Number of depfiles this worker started (never 0 while one is read).
+    serial: u32,
+    /// Where the prerequisite being resolved is: entry index << 32 | position.
+    at: u64,
+    /// (id, `at`) where this worker first met each project file: the
+    /// earliest over all workers orders the final ids.
+    first_seen: Vec<(FileId, u64)>,
 }
 
 /// The roots a prerequisite must lie in to be a project file.
@@ -166,6 +173,7 @@ impl Worker {
             || paths::is_within(&abs, scope.build_root)
         {
             let (id, created) = shared.intern(&abs)?;
+            self.first_seen.push((id, self.at));
             if created {
                 let st = stat_file(&abs);
                 self.created.push((id, abs.into_owned(), st));
@@ -186,18 +194,20 @@ impl Worker {
 
 struct LocalUnit {
     target: usize,
+    /// Index of the main source in the target's compiled sources.
+    source_index: usize,
     source: String,
     mtime: SystemTime,
     /// (device, inode) of the depfile, to catch one file listed under two spellings.
     identity: (u64, u64),
-    /// Provisional ids, in file order, duplicates kept.
+    /// Provisional ids, each once, in first-listed order.
     prereqs: Vec<FileId>,
 }
 
 /// Streams one depfile's names: keeps the main rule's targets and first
 /// prerequisite for the mapping checks, and resolves its prerequisites as they
-/// come. The checks themselves run after the whole file parsed, in the order
-/// [`map_one`] documents, so a syntax error always wins.
+/// come. The checks themselves run after the whole file parsed (see
+/// [`check_unit`]), so a syntax error always wins.
 struct UnitSink<'a, 'w> {
     worker: &'w mut Worker,
     shared: &'w SharedFiles,
@@ -218,6 +228,8 @@ struct UnitSink<'a, 'w> {
     in_main: bool,
     too_long: bool,
     table_full: bool,
+    /// Whether a relative prerequisite was resolved against `dir`.
+    relative: bool,
     prereqs: Vec<FileId>,
 }
 
@@ -243,12 +255,25 @@ impl<'a> depfile_syntax::Sink<'a> for UnitSink<'a, '_> {
             self.too_long = true;
             return;
         }
+        self.relative |= !name.starts_with('/');
+        self.worker.at += 1;
         match self
             .worker
             .resolve(self.shared, self.scope, self.dir, &name)
         {
             Some(OUTSIDE) => {}
-            Some(id) => self.prereqs.push(id),
+            Some(id) => {
+                // Each file once per unit, in first-listed order.
+                let w = &mut *self.worker;
+                let at = id as usize;
+                if at >= w.stamp.len() {
+                    w.stamp.resize((at + 1).max(2 * w.stamp.len()), 0);
+                }
+                if w.stamp[at] != w.serial {
+                    w.stamp[at] = w.serial;
+                    self.prereqs.push(id);
+                }
+            }
             None => self.table_full = true,
         }
     }
@@ -260,22 +285,44 @@ impl<'a> depfile_syntax::Sink<'a> for UnitSink<'a, '_> {
     }
 }
 
-/// Reads, parses and maps one `.d`. Checks, first failure wins: owner target
-/// from the path; readable; syntax; exactly one rule with prerequisites; one
-/// target, its own object; first prerequisite a compiled source of the owner;
-/// no prerequisite path over `--max-path-len`.
-fn map_one(
+/// What one `.d` says, read before its owner target is known.
+struct Parsed {
+    mtime: SystemTime,
+    /// (device, inode) of the depfile, to catch one file listed under two spellings.
+    identity: (u64, u64),
+    /// Targets of the first rule with prerequisites.
+    main_targets: Vec<String>,
+    /// First prerequisite of that rule.
+    first: Option<String>,
+    rules_with_prereqs: usize,
+    too_long: bool,
+    table_full: bool,
+    /// The directory relative prerequisites were resolved against, when there were any.
+    relative_to: Option<String>,
+    /// Provisional ids of its project prerequisites, each once, in first-listed order.
+    prereqs: Vec<FileId>,
+}
+
+/// Reads and parses one `.d`, resolving relative prerequisites against `dir`
+/// (the directory its compiler ran in). Checks, first failure wins: readable;
+/// timestamp; syntax. The mapping checks come later, in [`check_unit`].
+fn read_one(
     reader: &Reader,
+    entry: usize,
     depfile: &str,
-    model: &Codemodel,
+    scope: Scope<'_>,
+    dir: &str,
     shared: &SharedFiles,
     worker: &mut Worker,
-) -> Result<LocalUnit, Gap> {
+) -> Result<Parsed, Gap> {
     use std::os::unix::fs::MetadataExt;
-    let target = model
-        .object_owner(depfile)
-        .map_err(|why| Gap::new(Code::DepFileUnmapped, format!("{depfile} {why}")))?;
-    let t = &model.targets[target];
+    worker.at = (entry as u64) << 32;
+    worker.serial = worker.serial.wrapping_add(1);
+    if worker.serial == 0 {
+        // Wrapped: old stamps could collide with the new serial numbers.
+        worker.stamp.iter_mut().for_each(|s| *s = 0);
+        worker.serial = 1;
+    }
     let mut buf = std::mem::take(&mut worker.buf);
     let result = (|| {
         let meta = reader
@@ -292,15 +339,11 @@ fn map_one(
                 format!("{depfile}: cannot read its timestamp: {e}"),
             )
         })?;
-        let identity = (meta.dev(), meta.ino());
         let mut sink = UnitSink {
             worker: &mut *worker,
             shared,
-            scope: Scope {
-                source_root: &model.source_root,
-                build_root: &model.build_root,
-            },
-            dir: &t.dir_build,
+            scope,
+            dir,
             max_path: reader.limits().max_path_len,
             targets: Vec::new(),
             main_targets: Vec::new(),
@@ -310,16 +353,20 @@ fn map_one(
             in_main: false,
             too_long: false,
             table_full: false,
+            relative: false,
             prereqs: Vec::with_capacity(buf.len() / 256 + 4),
         };
         depfile_syntax::parse_into(&buf, &mut sink)
             .map_err(|e| Gap::new(Code::DepFileMalformed, format!("{depfile}: {e}")))?;
-        let source = check_unit(depfile, model, target, &sink)?;
-        Ok(LocalUnit {
-            target,
-            source,
+        Ok(Parsed {
             mtime,
-            identity,
+            identity: (meta.dev(), meta.ino()),
+            main_targets: sink.main_targets.iter().map(|t| t.to_string()).collect(),
+            first: sink.first.map(Cow::into_owned),
+            rules_with_prereqs: sink.rules_with_prereqs,
+            too_long: sink.too_long,
+            table_full: sink.table_full,
+            relative_to: sink.relative.then(|| dir.to_owned()),
             prereqs: sink.prereqs,
         })
     })();
@@ -327,13 +374,36 @@ fn map_one(
     result
 }
 
-/// The mapping checks of [`map_one`] after a clean parse; returns the unit's main source.
+/// The directory the compiler of a Makefiles depfile ran in, read off its
+/// path: what comes before `/CMakeFiles/<name>.dir/` (empty when nothing
+/// matches). Only a first guess, made before the codemodel is known; the
+/// owner target's `dir_build` decides (see [`Pending::finish`]).
+fn guessed_dir(depfile: &str) -> &str {
+    let mut from = 0;
+    while let Some(pos) = depfile[from..].find("/CMakeFiles/") {
+        let at = from + pos;
+        let seg_start = at + "/CMakeFiles/".len();
+        if let Some(len) = depfile[seg_start..].find('/') {
+            if depfile[seg_start..seg_start + len].ends_with(".dir") {
+                return &depfile[..at];
+            }
+        }
+        from = seg_start;
+    }
+    ""
+}
+
+/// The mapping checks after a clean parse, first failure wins: exactly one
+/// rule with prerequisites; one target, its own object; first prerequisite a
+/// compiled source of the owner; no prerequisite path over `--max-path-len`.
+/// Returns the unit's main source.
 fn check_unit(
     depfile: &str,
     model: &Codemodel,
     target: usize,
-    sink: &UnitSink<'_, '_>,
-) -> Result<String, Gap> {
+    max_path: usize,
+    sink: &Parsed,
+) -> Result<(usize, String), Gap> {
     let t = &model.targets[target];
     if sink.rules_with_prereqs > 1 {
         return Err(Gap::new(
@@ -364,12 +434,12 @@ fn check_unit(
             Code::DepFileUnmapped,
             format!(
                 "{depfile}: rule target {:?} is not its own object {expected}",
-                sink.main_targets[0].as_ref()
+                sink.main_targets[0]
             ),
         ));
     }
     let first = paths::join_fold_cow(&t.dir_build, first);
-    let Some(src) = t.compiled.iter().find(|c| c.path == first) else {
+    let Some(src) = t.compiled.iter().position(|c| c.path == first) else {
         return Err(Gap::new(
             Code::DepFileUnmapped,
             format!(
@@ -383,7 +453,7 @@ fn check_unit(
             Code::LimitExceeded,
             format!(
                 "{depfile}: a prerequisite path exceeds {} bytes (--max-path-len)",
-                sink.max_path
+                max_path
             ),
         ));
     }
@@ -393,7 +463,7 @@ fn check_unit(
             format!("{depfile}: more distinct project files than this tool can number"),
         ));
     }
-    Ok(src.path.clone())
+    Ok((src, t.compiled[src].path.clone()))
 }
 
 /// Coverage (contract §7): every compiled C/C++ unit of every *in-scope* target
@@ -433,8 +503,60 @@ pub fn language_supported(lang: &str) -> bool {
 /// Reads `--dep-list`, maps and audits every listed `.d`. Returns the evidence
 /// (possibly partial, for explanations) and every gap found.
 pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence, Vec<Gap>) {
-    let mut gaps = Vec::new();
-    let mut ev = DepEvidence::default();
+    let roots = (model.source_root.as_str(), model.build_root.as_str());
+    read_all(
+        reader,
+        dep_list,
+        roots,
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .finish(reader, model)
+}
+
+/// Depfiles read and parsed before the codemodel is known, so the two largest
+/// pieces of evidence are read at the same time. Everything that needs the
+/// codemodel waits for [`Pending::finish`].
+pub struct Pending {
+    dep_list: String,
+    /// The roots prerequisites were resolved against (`--source-dir`, `--build-dir`).
+    source_root: String,
+    build_root: String,
+    /// Absolute, sorted; empty when the list itself failed.
+    entries: Vec<String>,
+    /// Gaps of the list itself.
+    list_gaps: Vec<Gap>,
+    /// Whether the list failed so that no depfile was read.
+    list_failed: bool,
+    /// By entry index.
+    results: Vec<Option<Result<Parsed, Gap>>>,
+    shared: SharedFiles,
+    created: Vec<(FileId, String, FileStat)>,
+    first_seen: Vec<(FileId, u64)>,
+}
+
+/// Reads `dep_list` and every `.d` it names, in parallel, resolving paths
+/// against `roots` (source, build) and each depfile's guessed directory.
+/// When `cancel` becomes true the remaining depfiles are skipped (the caller
+/// then never calls [`Pending::finish`]).
+pub fn read_all(
+    reader: &Reader,
+    dep_list: &str,
+    (source_root, build_root): (&str, &str),
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Pending {
+    let mut p = Pending {
+        dep_list: dep_list.to_owned(),
+        source_root: source_root.to_owned(),
+        build_root: build_root.to_owned(),
+        entries: Vec::new(),
+        list_gaps: Vec::new(),
+        list_failed: true,
+        results: Vec::new(),
+        shared: SharedFiles::new(),
+        created: Vec::new(),
+        first_seen: Vec::new(),
+    };
+    let gaps = &mut p.list_gaps;
     let list = match reader.read(dep_list) {
         Ok(b) => b,
         Err(ReadError::Io(e)) => {
@@ -442,14 +564,14 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
                 Code::DepListUnreadable,
                 format!("{dep_list}: {e}"),
             ));
-            return (ev, gaps);
+            return p;
         }
         Err(limit) => {
             gaps.push(Gap::new(
                 Code::LimitExceeded,
                 format!("{dep_list}: {limit}"),
             ));
-            return (ev, gaps);
+            return p;
         }
     };
     let Ok(list) = std::str::from_utf8(&list) else {
@@ -457,7 +579,7 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
             Code::DepListUnreadable,
             format!("{dep_list}: not valid UTF-8"),
         ));
-        return (ev, gaps);
+        return p;
     };
     // One path per line; NUL-separated lists are accepted too. Relative lines are relative to the build root.
     let sep = if list.contains('\0') { '\0' } else { '\n' };
@@ -478,8 +600,8 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
             ));
             continue;
         }
-        let abs = paths::join_fold(&model.build_root, line);
-        if !paths::is_within(&abs, &model.build_root) {
+        let abs = paths::join_fold(build_root, line);
+        if !paths::is_within(&abs, build_root) {
             gaps.push(Gap::new(
                 Code::PathEscapesRoot,
                 format!("{dep_list}: {line:?} is outside the build root"),
@@ -510,40 +632,134 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
                 reader.limits().max_depfiles
             ),
         ));
-        return (ev, gaps);
+        return p;
     }
     entries.sort();
+    p.list_failed = false;
 
-    // Read, parse and map in parallel; workers share one path table.
-    let shared = SharedFiles::new();
-    let workers: Vec<Worker> =
-        super::par_each(&entries, Worker::default, |w, i, d| {
-            match map_one(reader, d, model, &shared, w) {
-                Ok(u) => w.units.push((i, u)),
-                Err(g) => w.gaps.push((i, g)),
-            }
-        });
-
-    // Units and gaps back in entry order (workers pulled entries dynamically).
-    let n_ids = shared.next.into_inner().min(u64::from(OUTSIDE)) as usize;
-    let mut units: Vec<(usize, LocalUnit)> = Vec::with_capacity(entries.len());
-    let mut entry_gaps: Vec<(usize, Gap)> = Vec::new();
-    let mut created: Vec<Option<(String, FileStat)>> =
-        std::iter::repeat_with(|| None).take(n_ids).collect();
+    // Read and parse in parallel; workers share one path table.
+    let scope = Scope {
+        source_root,
+        build_root,
+    };
+    let shared = &p.shared;
+    let workers: Vec<Worker> = super::par_each(&entries, Worker::default, |w, i, d| {
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let parsed = read_one(reader, i, d, scope, guessed_dir(d), shared, w);
+        w.results.push((i, parsed));
+    });
+    p.results = std::iter::repeat_with(|| None)
+        .take(entries.len())
+        .collect();
     for w in workers {
-        units.extend(w.units);
-        entry_gaps.extend(w.gaps);
-        for (id, path, st) in w.created {
+        for (i, r) in w.results {
+            p.results[i] = Some(r);
+        }
+        p.created.extend(w.created);
+        p.first_seen.extend(w.first_seen);
+    }
+    p.entries = entries;
+    p
+}
+
+impl Pending {
+    /// Maps every depfile read to its owner target and audits the whole
+    /// evidence against `model` (coverage excepted: see [`coverage_gaps`]).
+    /// When the codemodel's roots are not the ones the depfiles were read
+    /// against, they are all read again against the codemodel's.
+    pub fn finish(self, reader: &Reader, model: &Codemodel) -> (DepEvidence, Vec<Gap>) {
+        if self.source_root != model.source_root || self.build_root != model.build_root {
+            return load(reader, &self.dep_list, model);
+        }
+        let ev = DepEvidence::default();
+        let mut gaps = self.list_gaps;
+        if self.list_failed {
+            return (ev, gaps);
+        }
+        let entries = self.entries;
+        let shared = self.shared;
+        let mut created_list = self.created;
+        let scope = Scope {
+            source_root: &model.source_root,
+            build_root: &model.build_root,
+        };
+        let max_path = reader.limits().max_path_len;
+        // A depfile whose relative prerequisites were resolved against a wrong
+        // guess of its directory is read again against its owner's.
+        let mut again = Worker::default();
+        let mut units: Vec<(usize, LocalUnit)> = Vec::with_capacity(entries.len());
+        for (i, (d, result)) in entries.iter().zip(self.results).enumerate() {
+            let target = match model.object_owner(d) {
+                Ok(t) => t,
+                Err(why) => {
+                    gaps.push(Gap::new(Code::DepFileUnmapped, format!("{d} {why}")));
+                    continue;
+                }
+            };
+            let t = &model.targets[target];
+            let parsed = match result {
+                Some(Ok(p))
+                    if p.relative_to
+                        .as_ref()
+                        .is_some_and(|dir| *dir != t.dir_build) =>
+                {
+                    read_one(reader, i, d, scope, &t.dir_build, &shared, &mut again)
+                }
+                Some(r) => r,
+                // Never read (cancelled): treat as unreadable, never as empty.
+                None => Err(Gap::new(Code::DepFileUnreadable, format!("{d}: not read"))),
+            };
+            match parsed.and_then(|p| {
+                let (source_index, source) = check_unit(d, model, target, max_path, &p)?;
+                Ok(LocalUnit {
+                    target,
+                    source_index,
+                    source,
+                    mtime: p.mtime,
+                    identity: p.identity,
+                    prereqs: p.prereqs,
+                })
+            }) {
+                Ok(u) => units.push((i, u)),
+                Err(g) => gaps.push(g),
+            }
+        }
+        created_list.extend(again.created);
+        let mut first_seen = self.first_seen;
+        first_seen.extend(again.first_seen);
+        let n_ids = shared.next.into_inner().min(u64::from(OUTSIDE)) as usize;
+        let mut created: Vec<Option<(String, FileStat)>> =
+            std::iter::repeat_with(|| None).take(n_ids).collect();
+        for (id, path, st) in created_list {
             created[id as usize] = Some((path, st));
         }
+        let mut first = vec![u64::MAX; n_ids];
+        for (id, at) in first_seen {
+            if let Some(f) = first.get_mut(id as usize) {
+                *f = (*f).min(at);
+            }
+        }
+        audit(model, &entries, units, created, &first, ev, gaps)
     }
-    units.sort_unstable_by_key(|(e, _)| *e);
-    entry_gaps.sort_by_key(|(e, _)| *e);
-    gaps.extend(entry_gaps.into_iter().map(|(_, g)| g));
+}
 
-    // Final ids: the files some mapped unit lists, numbered in path order, so
-    // ids never depend on thread timing (files seen only in rejected depfiles
-    // are dropped: the rejection already forbids a subset).
+/// Numbers the files of the mapped units, checks duplicates and freshness.
+fn audit(
+    model: &Codemodel,
+    entries: &[String],
+    mut units: Vec<(usize, LocalUnit)>,
+    mut created: Vec<Option<(String, FileStat)>>,
+    first: &[u64],
+    mut ev: DepEvidence,
+    mut gaps: Vec<Gap>,
+) -> (DepEvidence, Vec<Gap>) {
+    let n_ids = created.len();
+    // Final ids: the files some mapped unit lists, numbered in the order a
+    // sequential reader would meet them (depfile by depfile, in list order),
+    // so ids never depend on thread timing. Files seen only in rejected
+    // depfiles are dropped: the rejection already forbids a subset.
     let mut used = vec![false; n_ids];
     for (_, u) in &units {
         for &id in &u.prereqs {
@@ -553,10 +769,7 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
     let mut order: Vec<FileId> = (0..n_ids as FileId)
         .filter(|&id| used[id as usize] && created[id as usize].is_some())
         .collect();
-    order.sort_unstable_by(|&a, &b| {
-        let path = |id: FileId| created[id as usize].as_ref().map(|(p, _)| p.as_str());
-        path(a).cmp(&path(b))
-    });
+    order.sort_unstable_by_key(|&id| first[id as usize]);
     let mut renumber = vec![OUTSIDE; n_ids];
     let mut stats: Vec<FileStat> = Vec::with_capacity(order.len());
     ev.files.reserve(order.len());
@@ -568,74 +781,85 @@ pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence,
         }
     }
     drop(created);
-    let renumbered: Vec<Vec<FileId>> = super::par_map(&units, |(_, u)| {
-        let mut ids: Vec<FileId> = u.prereqs.iter().map(|&l| renumber[l as usize]).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
-    });
-    ev.by_path.reserve(ev.files.len());
-    for (id, f) in ev.files.iter().enumerate() {
-        ev.by_path.insert(f.clone(), id as FileId);
+    for (_, u) in &mut units {
+        for id in &mut u.prereqs {
+            *id = renumber[*id as usize];
+        }
     }
-
-    let mut tu_of: FastMap<(usize, String), usize> = FastMap::default();
-    let mut identities: FastMap<(u64, u64), usize> = FastMap::default();
-    let mut file_mtime_needed: Vec<(usize, SystemTime)> = Vec::new(); // (tu index, depfile mtime)
-    for ((entry, u), ids) in units.into_iter().zip(renumbered) {
-        let d = &entries[entry];
-        ev.depfiles_read.push(d.clone());
-        if let Some(prev) = identities.insert(u.identity, entry) {
-            gaps.push(Gap::new(
-                Code::DepFileDuplicate,
-                format!("{} and {d} are the same file", entries[prev]),
-            ));
-            continue;
-        }
-        if let Some(prev) = tu_of.insert((u.target, u.source.clone()), entry) {
-            gaps.push(Gap::new(
-                Code::DepFileDuplicate,
-                format!(
-                    "{} and {d} both describe {} in target {:?}",
-                    entries[prev], u.source, model.targets[u.target].name
-                ),
-            ));
-            continue;
-        }
-        file_mtime_needed.push((ev.tus.len(), u.mtime));
-        ev.tus.push(Tu {
-            target: u.target,
-            source: u.source,
-            depfile: d.clone(),
-            prereqs: ids,
+    // The path index is built on a second core while units are checked.
+    let files = &ev.files;
+    let tus = &mut ev.tus;
+    let by_path = std::thread::scope(|s| {
+        let index = s.spawn(|| {
+            let mut m: FastMap<String, FileId> = FastMap::default();
+            m.reserve(files.len());
+            for (id, f) in files.iter().enumerate() {
+                m.insert(f.clone(), id as FileId);
+            }
+            m
         });
-    }
+        let mut tu_of: FastMap<(usize, usize), usize> = FastMap::default();
+        let mut identities: FastMap<(u64, u64), usize> = FastMap::default();
+        let mut file_mtime_needed: Vec<(usize, SystemTime)> = Vec::new(); // (tu index, depfile mtime)
+        for (entry, u) in units {
+            let d = &entries[entry];
+            if let Some(prev) = identities.insert(u.identity, entry) {
+                gaps.push(Gap::new(
+                    Code::DepFileDuplicate,
+                    format!("{} and {d} are the same file", entries[prev]),
+                ));
+                continue;
+            }
+            if let Some(prev) = tu_of.insert((u.target, u.source_index), entry) {
+                gaps.push(Gap::new(
+                    Code::DepFileDuplicate,
+                    format!(
+                        "{} and {d} both describe {} in target {:?}",
+                        entries[prev], u.source, model.targets[u.target].name
+                    ),
+                ));
+                continue;
+            }
+            file_mtime_needed.push((tus.len(), u.mtime));
+            tus.push(Tu {
+                target: u.target,
+                source: u.source,
+                depfile: d.clone(),
+                prereqs: u.prereqs,
+            });
+        }
 
-    // Freshness: every project prerequisite no newer than its depfile.
-    let mut reported = HashSet::new();
-    for (tu_idx, dmtime) in file_mtime_needed {
-        let tu = &ev.tus[tu_idx];
-        for &id in &tu.prereqs {
-            match &stats[id as usize].mtime {
-                Some(t) if t <= &dmtime => {}
-                Some(_) => gaps.push(Gap::new(
-                    Code::DepEvidenceStale,
-                    format!("{} is newer than {}", ev.files[id as usize], tu.depfile),
-                )),
-                None => {
-                    if reported.insert(id) {
-                        gaps.push(Gap::new(
-                            Code::DepPrereqUninspectable,
-                            format!(
-                                "{} (listed in {}) cannot be inspected",
-                                ev.files[id as usize], tu.depfile
-                            ),
-                        ));
+        // Freshness: every project prerequisite no newer than its depfile.
+        let mut reported = HashSet::new();
+        for (tu_idx, dmtime) in file_mtime_needed {
+            let tu = &tus[tu_idx];
+            for &id in &tu.prereqs {
+                match &stats[id as usize].mtime {
+                    Some(t) if t <= &dmtime => {}
+                    Some(_) => gaps.push(Gap::new(
+                        Code::DepEvidenceStale,
+                        format!("{} is newer than {}", files[id as usize], tu.depfile),
+                    )),
+                    None => {
+                        if reported.insert(id) {
+                            gaps.push(Gap::new(
+                                Code::DepPrereqUninspectable,
+                                format!(
+                                    "{} (listed in {}) cannot be inspected",
+                                    files[id as usize], tu.depfile
+                                ),
+                            ));
+                        }
                     }
                 }
             }
         }
-    }
+        match index.join() {
+            Ok(m) => m,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    });
+    ev.by_path = by_path;
     // Aliases: the real spelling of files reached through symlinks inside the tree.
     for (id, st) in stats.into_iter().enumerate() {
         if let Some(real) = st.real {
@@ -721,4 +945,141 @@ fn stat_file(path: &str) -> FileStat {
     let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
     let real = paths::real(path).filter(|r| r != path);
     FileStat { mtime, real }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::file_api::{CompiledSource, Target, TargetKind};
+    use crate::ingest::Limits;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn guessed_dir_is_what_precedes_the_object_directory() {
+        assert_eq!(guessed_dir("/b/lib/CMakeFiles/t.dir/a.cpp.o.d"), "/b/lib");
+        assert_eq!(guessed_dir("/b/CMakeFiles/t.dir/sub/a.cpp.o.d"), "/b");
+        // A CMakeFiles directory that is not an object directory is skipped.
+        assert_eq!(
+            guessed_dir("/b/CMakeFiles/x/lib/CMakeFiles/t.dir/a.o.d"),
+            "/b/CMakeFiles/x/lib"
+        );
+        // Only a guess: the first object directory wins, the codemodel decides.
+        assert_eq!(
+            guessed_dir("/t/CMakeFiles/w.dir/b/CMakeFiles/t.dir/a.o.d"),
+            "/t"
+        );
+        assert_eq!(guessed_dir("/b/a.o.d"), "");
+    }
+
+    /// A hand-made tree whose build root itself lies inside a
+    /// `CMakeFiles/<x>.dir/` directory, so the guess made before the codemodel
+    /// is known is wrong for every depfile, and relative prerequisites must be
+    /// resolved again against the owner's directory.
+    struct Tree {
+        _tmp: tempfile::TempDir,
+        model: Codemodel,
+        dep_list: String,
+        header: String,
+    }
+
+    fn tree() -> Tree {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = paths::fold(tmp.path().to_str().expect("utf-8 temp dir"));
+        let src = format!("{root}/src");
+        let build = format!("{root}/CMakeFiles/w.dir/b");
+        let dir_build = format!("{build}/sub");
+        let obj_dir = format!("{dir_build}/CMakeFiles/t.dir");
+        std::fs::create_dir_all(&src).expect("mkdir");
+        std::fs::create_dir_all(&obj_dir).expect("mkdir");
+        std::fs::write(format!("{src}/a.cpp"), "int a;\n").expect("write");
+        let header = format!("{dir_build}/gen.h");
+        std::fs::write(&header, "\n").expect("write");
+        // Written last, so it is no older than its prerequisites.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(
+            format!("{obj_dir}/a.cpp.o.d"),
+            format!("sub/CMakeFiles/t.dir/a.cpp.o: {src}/a.cpp \\\n gen.h /usr/include/stdio.h\n"),
+        )
+        .expect("write");
+        let dep_list = format!("{root}/deps.txt");
+        std::fs::write(&dep_list, format!("{obj_dir}/a.cpp.o.d\n")).expect("write");
+        let target = Target {
+            name: "t".into(),
+            id: "t::@1".into(),
+            kind: TargetKind::StaticLibrary,
+            artifacts: Vec::new(),
+            dir_build: dir_build.clone(),
+            compiled: vec![CompiledSource {
+                path: format!("{src}/a.cpp"),
+                language: "CXX".into(),
+                generated: false,
+            }],
+            deps: Vec::new(),
+            object_inputs: Vec::new(),
+            defines: Vec::new(),
+            link_paths: Vec::new(),
+        };
+        let model = Codemodel {
+            object_dirs: [(obj_dir, 0)].into_iter().collect(),
+            source_root: src,
+            build_root: build,
+            targets: vec![target],
+            ..Codemodel::default()
+        };
+        Tree {
+            _tmp: tmp,
+            model,
+            dep_list,
+            header,
+        }
+    }
+
+    fn prereq_paths(ev: &DepEvidence) -> Vec<&str> {
+        ev.tus[0]
+            .prereqs
+            .iter()
+            .map(|&id| ev.files[id as usize].as_str())
+            .collect()
+    }
+
+    #[test]
+    fn relative_prerequisites_are_resolved_against_the_owner_not_the_guess() {
+        let t = tree();
+        let reader = Reader::new(Limits::default());
+        let (ev, gaps) = load(&reader, &t.dep_list, &t.model);
+        assert!(gaps.is_empty(), "{gaps:?}");
+        assert_eq!(ev.tus.len(), 1);
+        let source = t.model.targets[0].compiled[0].path.as_str();
+        assert_eq!(prereq_paths(&ev), vec![source, t.header.as_str()]);
+        assert_eq!(ev.by_path.get(&t.header), Some(&1));
+    }
+
+    #[test]
+    fn depfiles_read_against_other_roots_are_read_again() {
+        let t = tree();
+        let reader = Reader::new(Limits::default());
+        // As when --source-dir/--build-dir spell the roots differently from the codemodel.
+        let pending = read_all(
+            &reader,
+            &t.dep_list,
+            ("/elsewhere/src", "/elsewhere/build"),
+            &AtomicBool::new(false),
+        );
+        let (ev, gaps) = pending.finish(&reader, &t.model);
+        assert!(gaps.is_empty(), "{gaps:?}");
+        let source = t.model.targets[0].compiled[0].path.as_str();
+        assert_eq!(prereq_paths(&ev), vec![source, t.header.as_str()]);
+    }
+
+    #[test]
+    fn a_cancelled_read_never_counts_as_evidence() {
+        let t = tree();
+        let reader = Reader::new(Limits::default());
+        let roots = (t.model.source_root.as_str(), t.model.build_root.as_str());
+        let (ev, gaps) =
+            read_all(&reader, &t.dep_list, roots, &AtomicBool::new(true)).finish(&reader, &t.model);
+        assert!(ev.tus.is_empty());
+        assert_eq!(gaps.len(), 1);
+        assert_eq!(gaps[0].code, Code::DepFileUnreadable);
+    }
 }
