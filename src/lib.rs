@@ -137,12 +137,85 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
     } else {
         Reader::new(req.limits.clone())
     };
+    // 2. The catalogue, early: it decides whether any list can be emitted.
+    // Read first and alone, so what it says never depends on timing.
+    let (catalogue, catalogue_gap) =
+        match ingest::ctest::load(&reader, &req.ctest_json, &req.build_dir) {
+            Ok(c) => (Some(c), None),
+            Err(g) => (None, Some(g)),
+        };
+    let mut a = analyse_evidence(
+        req,
+        policy,
+        &reader,
+        catalogue.as_ref(),
+        catalogue_gap.clone(),
+    );
+    if reader.total_exceeded() {
+        stop_at_total_limit(&mut a, &reader, catalogue.as_ref(), catalogue_gap);
+    }
+    a
+}
+
+/// A run stopped by `--max-total-bytes` has read a part of the evidence that
+/// depends on the timing of parallel reads. Every finding drawn from it is
+/// dropped: what is left is the catalogue's own verdict and the limit, so
+/// equal inputs still give equal reports.
+fn stop_at_total_limit(
+    a: &mut Analysis,
+    reader: &Reader,
+    catalogue: Option<&ingest::ctest::Catalogue>,
+    catalogue_gap: Option<Gap>,
+) {
+    let mut decision = Decision::default();
+    decision.extend(catalogue_gap);
+    decision.require_full(Gap::new(
+        Code::LimitExceeded,
+        ingest::ReadError::TotalTooLarge {
+            limit: reader.limits().max_total_bytes,
+        }
+        .to_string(),
+    ));
+    let all = catalogue.map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
+    a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
+    a.verdicts = fallback_verdicts(&a.outcome, catalogue);
+    a.affected_units.clear();
+    a.affected_direct.clear();
+    a.affected_dependent.clear();
+    // Shown as given: classifying them needs the evidence that was not read.
+    let why = "not classified: reading the evidence stopped at --max-total-bytes";
+    let mut seen = HashSet::new();
+    a.changed = a
+        .changed_raw
+        .iter()
+        .filter(|raw| seen.insert(raw.as_str()))
+        .map(|raw| changes::Changed {
+            display: raw.clone(),
+            real_display: None,
+            class: changes::Class::Unresolved,
+            evidence: why.into(),
+            file: None,
+            gap: Some(Gap::new(Code::LimitExceeded, format!("{raw}: {why}"))),
+        })
+        .collect();
+    a.evidence = reader.digests();
+}
+
+/// Steps 3-10 once the catalogue is read (`catalogue_gap` when it could not be).
+fn analyse_evidence(
+    req: &cli::Request,
+    policy: Policy,
+    reader: &Reader,
+    catalogue: Option<&ingest::ctest::Catalogue>,
+    catalogue_gap: Option<Gap>,
+) -> Analysis {
     let changed_raw: Vec<String> = req
         .changed
         .iter()
         .map(|c| c.to_string_lossy().into_owned())
         .collect();
     let mut decision = Decision::default();
+    decision.extend(catalogue_gap);
     let mut a = Analysis {
         outcome: Outcome::InternalError("analysis did not finish".into()),
         verdicts: Vec::new(),
@@ -154,33 +227,19 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
         evidence: Vec::new(),
         policy,
     };
-
-    // 2. The catalogue, early: it decides whether any list can be emitted.
-    let catalogue = match ingest::ctest::load(&reader, &req.ctest_json, &req.build_dir) {
-        Ok(c) => Some(c),
-        Err(g) => {
-            decision.require_full(g);
-            None
-        }
-    };
-    let all: Option<Vec<String>> = catalogue
-        .as_ref()
-        .map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
+    let all: Option<Vec<String>> =
+        catalogue.map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
 
     // 3-7. The codemodel, with the depfiles (the bulk of the evidence) read
     // at the same time; mapping them to targets waits for the codemodel.
-    let cancel = std::sync::atomic::AtomicBool::new(false);
+    // Without a codemodel the depfiles are still read to the end, so the
+    // evidence read (and its identity) never depends on timing.
     std::thread::scope(|s| {
         let pending = s.spawn(|| {
-            ingest::depfile::read_all(
-                &reader,
-                &req.dep_list,
-                (&req.source_dir, &req.build_dir),
-                &cancel,
-            )
+            ingest::depfile::read_all(reader, &req.dep_list, (&req.source_dir, &req.build_dir))
         });
         let fa = ingest::file_api::load(
-            &reader,
+            reader,
             &ingest::file_api::Request {
                 source_dir: &req.source_dir,
                 build_dir: &req.build_dir,
@@ -189,9 +248,8 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
         );
         decision.extend(fa.gaps);
         let Some(model) = fa.model else {
-            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
             a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
-            a.verdicts = fallback_verdicts(&a.outcome, catalogue.as_ref());
+            a.verdicts = fallback_verdicts(&a.outcome, catalogue);
             a.evidence = reader.digests();
             return a;
         };
@@ -199,7 +257,7 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
         // 5. Map every test while the depfiles are still being read.
         let mut graph = graph::Graph::new(&model);
         let empty = ingest::ctest::Catalogue::default();
-        let cat = catalogue.as_ref().unwrap_or(&empty);
+        let cat = catalogue.unwrap_or(&empty);
         let mappings = graph.map_tests(cat);
         let config_gaps = graph.config_gaps(cat);
 
@@ -208,7 +266,7 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
             Ok(p) => p,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        let (deps, dep_gaps) = pending.finish(&reader, &model);
+        let (deps, dep_gaps) = pending.finish(reader, &model);
         decision.extend(dep_gaps);
         graph.add_generated_includes(&deps);
         decision.extend(config_gaps);
@@ -286,7 +344,7 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
         decision.extend(a.changed.iter().filter_map(|c| c.gap.clone()));
 
         // 9. Reverse graph walk (only meaningful against a trusted catalogue).
-        let Some(catalogue) = catalogue.as_ref() else {
+        let Some(catalogue) = catalogue else {
             a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
             a.evidence = reader.digests();
             return a;

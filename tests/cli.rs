@@ -592,6 +592,59 @@ fn m26_limits_exceeded() {
     );
 }
 
+/// The File API reply and the depfiles are read at the same time, so which
+/// read crosses `--max-total-bytes` depends on timing; the report, the plan
+/// and its input identity must not.
+#[test]
+fn total_bytes_limit_reports_the_same_whatever_read_crosses_it() {
+    let b = shared();
+    let mut total = std::fs::metadata(b.ctest_json()).unwrap().len();
+    for e in std::fs::read_dir(b.reply_dir()).unwrap() {
+        total += e.unwrap().metadata().unwrap().len();
+    }
+    let deps = std::fs::read_to_string(b.deps()).unwrap();
+    total += deps.len() as u64;
+    for d in deps.lines() {
+        total += std::fs::metadata(b.build.join(d)).unwrap().len();
+    }
+    for percent in [40, 60, 75] {
+        let limit = (total * percent / 100).to_string();
+        let first = b.run(
+            &[CORE_HPP],
+            &["--max-total-bytes", &limit, "--format", "json"],
+        );
+        assert_eq!(first.code, 3, "{percent}%: {first:#?}");
+        let reasons: Vec<&str> = first
+            .stderr
+            .lines()
+            .filter(|l| l.contains("--max-total-bytes"))
+            .collect();
+        assert_eq!(
+            reasons.len(),
+            1,
+            "{percent}%: one total-limit reason\n{}",
+            first.stderr
+        );
+        assert!(reasons[0].contains("LIMIT_EXCEEDED"), "{}", reasons[0]);
+        let plan: serde_json::Value = serde_json::from_str(&first.stdout).unwrap();
+        assert_eq!(plan["outcome"], "FULL_SUITE_SELECTED", "{plan:#}");
+        for _ in 0..4 {
+            let again = b.run(
+                &[CORE_HPP],
+                &["--max-total-bytes", &limit, "--format", "json"],
+            );
+            assert_eq!(
+                again.stdout, first.stdout,
+                "{percent}%: plan differs between runs"
+            );
+            assert_eq!(
+                again.stderr, first.stderr,
+                "{percent}%: stderr differs between runs"
+            );
+        }
+    }
+}
+
 #[test]
 fn usage_errors_exit_2_with_nothing_on_stdout() {
     let b = shared();

@@ -18,7 +18,7 @@ use std::time::SystemTime;
 
 use super::depfile_syntax;
 use super::file_api::Codemodel;
-use super::{ReadError, Reader};
+use super::Reader;
 use crate::fasthash::FastMap;
 use crate::paths;
 use crate::reason::{Code, Gap};
@@ -327,12 +327,7 @@ fn read_one(
     let result = (|| {
         let meta = reader
             .read_into_meta(depfile, &mut buf)
-            .map_err(|e| match e {
-                ReadError::Io(err) => {
-                    Gap::new(Code::DepFileUnreadable, format!("{depfile}: {err}"))
-                }
-                limit => Gap::new(Code::LimitExceeded, format!("{depfile}: {limit}")),
-            })?;
+            .map_err(|e| e.gap(depfile, Code::DepFileUnreadable, Code::LimitExceeded))?;
         let mtime = meta.modified().map_err(|e| {
             Gap::new(
                 Code::DepPrereqUninspectable,
@@ -504,13 +499,7 @@ pub fn language_supported(lang: &str) -> bool {
 /// (possibly partial, for explanations) and every gap found.
 pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence, Vec<Gap>) {
     let roots = (model.source_root.as_str(), model.build_root.as_str());
-    read_all(
-        reader,
-        dep_list,
-        roots,
-        &std::sync::atomic::AtomicBool::new(false),
-    )
-    .finish(reader, model)
+    read_all(reader, dep_list, roots).finish(reader, model)
 }
 
 /// Depfiles read and parsed before the codemodel is known, so the two largest
@@ -536,13 +525,10 @@ pub struct Pending {
 
 /// Reads `dep_list` and every `.d` it names, in parallel, resolving paths
 /// against `roots` (source, build) and each depfile's guessed directory.
-/// When `cancel` becomes true the remaining depfiles are skipped (the caller
-/// then never calls [`Pending::finish`]).
 pub fn read_all(
     reader: &Reader,
     dep_list: &str,
     (source_root, build_root): (&str, &str),
-    cancel: &std::sync::atomic::AtomicBool,
 ) -> Pending {
     let mut p = Pending {
         dep_list: dep_list.to_owned(),
@@ -559,18 +545,8 @@ pub fn read_all(
     let gaps = &mut p.list_gaps;
     let list = match reader.read(dep_list) {
         Ok(b) => b,
-        Err(ReadError::Io(e)) => {
-            gaps.push(Gap::new(
-                Code::DepListUnreadable,
-                format!("{dep_list}: {e}"),
-            ));
-            return p;
-        }
-        Err(limit) => {
-            gaps.push(Gap::new(
-                Code::LimitExceeded,
-                format!("{dep_list}: {limit}"),
-            ));
+        Err(e) => {
+            gaps.push(e.gap(dep_list, Code::DepListUnreadable, Code::LimitExceeded));
             return p;
         }
     };
@@ -644,9 +620,6 @@ pub fn read_all(
     };
     let shared = &p.shared;
     let workers: Vec<Worker> = super::par_each(&entries, Worker::default, |w, i, d| {
-        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-            return;
-        }
         let parsed = read_one(reader, i, d, scope, guessed_dir(d), shared, w);
         w.results.push((i, parsed));
     });
@@ -708,7 +681,7 @@ impl Pending {
                     read_one(reader, i, d, scope, &t.dir_build, &shared, &mut again)
                 }
                 Some(r) => r,
-                // Never read (cancelled): treat as unreadable, never as empty.
+                // Every entry is read; were one not, it would be missing evidence, never empty.
                 None => Err(Gap::new(Code::DepFileUnreadable, format!("{d}: not read"))),
             };
             match parsed.and_then(|p| {
@@ -952,7 +925,6 @@ mod tests {
     use super::*;
     use crate::ingest::file_api::{CompiledSource, Target, TargetKind};
     use crate::ingest::Limits;
-    use std::sync::atomic::AtomicBool;
 
     #[test]
     fn guessed_dir_is_what_precedes_the_object_directory() {
@@ -1059,27 +1031,10 @@ mod tests {
         let t = tree();
         let reader = Reader::new(Limits::default());
         // As when --source-dir/--build-dir spell the roots differently from the codemodel.
-        let pending = read_all(
-            &reader,
-            &t.dep_list,
-            ("/elsewhere/src", "/elsewhere/build"),
-            &AtomicBool::new(false),
-        );
+        let pending = read_all(&reader, &t.dep_list, ("/elsewhere/src", "/elsewhere/build"));
         let (ev, gaps) = pending.finish(&reader, &t.model);
         assert!(gaps.is_empty(), "{gaps:?}");
         let source = t.model.targets[0].compiled[0].path.as_str();
         assert_eq!(prereq_paths(&ev), vec![source, t.header.as_str()]);
-    }
-
-    #[test]
-    fn a_cancelled_read_never_counts_as_evidence() {
-        let t = tree();
-        let reader = Reader::new(Limits::default());
-        let roots = (t.model.source_root.as_str(), t.model.build_root.as_str());
-        let (ev, gaps) =
-            read_all(&reader, &t.dep_list, roots, &AtomicBool::new(true)).finish(&reader, &t.model);
-        assert!(ev.tus.is_empty());
-        assert_eq!(gaps.len(), 1);
-        assert_eq!(gaps[0].code, Code::DepFileUnreadable);
     }
 }

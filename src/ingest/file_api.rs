@@ -19,7 +19,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::time::SystemTime;
 
-use super::{ReadError, Reader};
+use super::Reader;
 use crate::paths;
 use crate::reason::{Code, Gap};
 
@@ -490,10 +490,7 @@ impl Ctx<'_> {
         let meta = self
             .reader
             .read_into_meta(&path, buf)
-            .map_err(|e| match e {
-                ReadError::Io(err) => Gap::new(missing, format!("{path}: {err}")),
-                limit => Gap::new(Code::LimitExceeded, format!("{path}: {limit}")),
-            })?;
+            .map_err(|e| e.gap(&path, missing, Code::LimitExceeded))?;
         match meta.modified() {
             Ok(t) if t <= self.index_mtime => {}
             Ok(_) => {

@@ -10,7 +10,9 @@ pub mod depfile_syntax;
 pub mod file_api;
 
 use std::io::Read;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::reason::{Code, Gap};
 
 /// Configured input limits. Exceeding one is a coded fallback, never a crash.
 #[derive(Clone, Debug)]
@@ -60,6 +62,20 @@ pub enum ReadError {
     },
 }
 
+impl ReadError {
+    /// The gap for a failed read of `path`: `io` when the file could not be
+    /// read, `limit` when a limit stopped it. The total-bytes gap names no
+    /// file: which of several parallel reads crosses the limit depends on
+    /// timing, and the report must not.
+    pub fn gap(self, path: &str, io: Code, limit: Code) -> Gap {
+        match self {
+            ReadError::Io(e) => Gap::new(io, format!("{path}: {e}")),
+            ReadError::TotalTooLarge { .. } => Gap::new(limit, self.to_string()),
+            ReadError::TooLarge { .. } => Gap::new(limit, format!("{path}: {self}")),
+        }
+    }
+}
+
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -86,6 +102,8 @@ type FileDigest = (String, [u8; 32]);
 pub struct Reader {
     limits: Limits,
     total: AtomicU64,
+    /// Set once a read was refused by the total-bytes limit.
+    total_exceeded: AtomicBool,
     /// When set, the SHA-256 of every file read (for plan input identity).
     digests: Option<std::sync::Mutex<Vec<FileDigest>>>,
 }
@@ -96,6 +114,7 @@ impl Reader {
         Reader {
             limits,
             total: AtomicU64::new(0),
+            total_exceeded: AtomicBool::new(false),
             digests: None,
         }
     }
@@ -105,15 +124,21 @@ impl Reader {
         Reader {
             limits,
             total: AtomicU64::new(0),
+            total_exceeded: AtomicBool::new(false),
             digests: Some(std::sync::Mutex::new(Vec::new())),
         }
     }
 
-    /// `(path, sha256 hex)` of every file read, sorted by path (empty unless `with_digests`).
+    /// `(path, sha256 hex)` of every file read, sorted by path (empty unless
+    /// `with_digests`). Also empty once the total-bytes limit refused a read:
+    /// which files were read by then depends on the timing of parallel reads.
     pub fn digests(&self) -> Vec<(String, String)> {
         let Some(d) = &self.digests else {
             return Vec::new();
         };
+        if self.total_exceeded.load(Ordering::Relaxed) {
+            return Vec::new();
+        }
         let guard = match d.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
@@ -125,6 +150,11 @@ impl Reader {
         v.sort();
         v.dedup();
         v
+    }
+
+    /// Whether the total-bytes limit refused a read.
+    pub fn total_exceeded(&self) -> bool {
+        self.total_exceeded.load(Ordering::Relaxed)
     }
 
     /// The limits in force.
@@ -166,6 +196,7 @@ impl Reader {
         }
         let before = self.total.fetch_add(n, Ordering::Relaxed);
         if before.saturating_add(n) > self.limits.max_total_bytes {
+            self.total_exceeded.store(true, Ordering::Relaxed);
             return Err(ReadError::TotalTooLarge {
                 limit: self.limits.max_total_bytes,
             });
