@@ -118,6 +118,14 @@ struct Worker {
     /// (id, `at`) where this worker first met each project file: the
     /// earliest over all workers orders the final ids.
     first_seen: Vec<(FileId, u64)>,
+    /// `next[id]`: the project file that followed `id` last time (units of a
+    /// target list their headers in much the same order), checked against
+    /// the spelling before it is trusted; [`OUTSIDE`] when none.
+    next: Vec<FileId>,
+    /// `spelling[id]`: (offset, length) in `arena` of the absolute token this
+    /// worker resolved to `id` first; `(0, 0)` when none.
+    spelling: Vec<(u32, u32)>,
+    arena: String,
 }
 
 /// The roots a prerequisite must lie in to be a project file.
@@ -150,12 +158,19 @@ impl Worker {
         scope: Scope<'_>,
         dir: &str,
         name: &str,
+        last: FileId,
     ) -> Option<FileId> {
         let key = if name.starts_with('/') {
             // Most prerequisites are system headers: an absolute, already folded
             // path that starts with neither root is outside without a lookup.
             if !scope.may_hold(name) && paths::is_folded(name) {
                 return Some(OUTSIDE);
+            }
+            // The file that followed `last` before, when spelled the same.
+            if let Some(&guess) = self.next.get(last as usize) {
+                if guess != OUTSIDE && self.spelled(guess) == Some(name) {
+                    return Some(guess);
+                }
             }
             name
         } else {
@@ -174,6 +189,9 @@ impl Worker {
         {
             let (id, created) = shared.intern(&abs)?;
             self.first_seen.push((id, self.at));
+            if name.starts_with('/') {
+                self.spell(id, name);
+            }
             if created {
                 let st = stat_file(&abs);
                 self.created.push((id, abs.into_owned(), st));
@@ -189,6 +207,43 @@ impl Worker {
         };
         self.tokens.insert(key, id);
         Some(id)
+    }
+
+    /// The absolute spelling recorded for `id`, if any.
+    fn spelled(&self, id: FileId) -> Option<&str> {
+        let &(at, len) = self.spelling.get(id as usize)?;
+        if len == 0 {
+            return None;
+        }
+        self.arena.get(at as usize..(at + len) as usize)
+    }
+
+    /// Records `name` as the absolute spelling of `id` (the first one wins).
+    fn spell(&mut self, id: FileId, name: &str) {
+        let i = id as usize;
+        if i >= self.spelling.len() {
+            self.spelling
+                .resize((i + 1).max(2 * self.spelling.len()), (0, 0));
+        }
+        let (Ok(at), Ok(len)) = (u32::try_from(self.arena.len()), u32::try_from(name.len())) else {
+            return; // past 4 GiB of spellings: no more guesses, lookups still work
+        };
+        if self.spelling[i].1 == 0 && at.checked_add(len).is_some() {
+            self.arena.push_str(name);
+            self.spelling[i] = (at, len);
+        }
+    }
+
+    /// Remembers that `id` followed `last` in a unit.
+    fn follows(&mut self, last: FileId, id: FileId) {
+        if last == OUTSIDE {
+            return;
+        }
+        let i = last as usize;
+        if i >= self.next.len() {
+            self.next.resize((i + 1).max(2 * self.next.len()), OUTSIDE);
+        }
+        self.next[i] = id;
     }
 }
 
@@ -230,6 +285,8 @@ struct UnitSink<'a, 'w> {
     table_full: bool,
     /// Whether a relative prerequisite was resolved against `dir`.
     relative: bool,
+    /// The last project file listed, [`OUTSIDE`] before the first.
+    last: FileId,
     prereqs: Vec<FileId>,
 }
 
@@ -259,10 +316,12 @@ impl<'a> depfile_syntax::Sink<'a> for UnitSink<'a, '_> {
         self.worker.at += 1;
         match self
             .worker
-            .resolve(self.shared, self.scope, self.dir, &name)
+            .resolve(self.shared, self.scope, self.dir, &name, self.last)
         {
             Some(OUTSIDE) => {}
             Some(id) => {
+                self.worker.follows(self.last, id);
+                self.last = id;
                 // Each file once per unit, in first-listed order.
                 let w = &mut *self.worker;
                 let at = id as usize;
@@ -349,6 +408,7 @@ fn read_one(
             too_long: false,
             table_full: false,
             relative: false,
+            last: OUTSIDE,
             prereqs: Vec::with_capacity(buf.len() / 256 + 4),
         };
         depfile_syntax::parse_into(&buf, &mut sink)
