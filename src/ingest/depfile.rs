@@ -384,9 +384,10 @@ fn read_one(
     }
     let mut buf = std::mem::take(&mut worker.buf);
     let result = (|| {
-        let meta = reader
+        let (meta, n) = reader
             .read_into_meta(depfile, &mut buf)
             .map_err(|e| e.gap(depfile, Code::DepFileUnreadable, Code::LimitExceeded))?;
+        let bytes = &buf[..n];
         let mtime = meta.modified().map_err(|e| {
             Gap::new(
                 Code::DepPrereqUninspectable,
@@ -409,9 +410,9 @@ fn read_one(
             table_full: false,
             relative: false,
             last: OUTSIDE,
-            prereqs: Vec::with_capacity(buf.len() / 256 + 4),
+            prereqs: Vec::with_capacity(n / 256 + 4),
         };
-        depfile_syntax::parse_into(&buf, &mut sink)
+        depfile_syntax::parse_into(bytes, &mut sink)
             .map_err(|e| Gap::new(Code::DepFileMalformed, format!("{depfile}: {e}")))?;
         Ok(Parsed {
             mtime,

@@ -477,9 +477,15 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Reads one reply file named by the index or codemodel into `buf`, checking
-    /// it is no newer than the index (timestamp from the handle that was read).
-    fn read_into(&mut self, name: &str, missing: Code, buf: &mut Vec<u8>) -> Result<String, Gap> {
+    /// Reads one reply file named by the index or codemodel into `buf[..n]`,
+    /// checking it is no newer than the index (timestamp from the handle that
+    /// was read). Returns its path and `n`.
+    fn read_into(
+        &mut self,
+        name: &str,
+        missing: Code,
+        buf: &mut Vec<u8>,
+    ) -> Result<(String, usize), Gap> {
         if !plain_name(name) {
             return Err(Gap::new(
                 Code::FileApiMalformed,
@@ -487,7 +493,7 @@ impl Ctx<'_> {
             ));
         }
         let path = format!("{}/{}", self.reply_dir, name);
-        let meta = self
+        let (meta, n) = self
             .reader
             .read_into_meta(&path, buf)
             .map_err(|e| e.gap(&path, missing, Code::LimitExceeded))?;
@@ -507,7 +513,7 @@ impl Ctx<'_> {
             }
         }
         self.files_read.push(path.clone());
-        Ok(path)
+        Ok((path, n))
     }
 
     /// Reads and decodes one (small) reply file.
@@ -517,8 +523,8 @@ impl Ctx<'_> {
         missing: Code,
     ) -> Result<T, Gap> {
         let mut buf = Vec::new();
-        let path = self.read_into(name, missing, &mut buf)?;
-        serde_json::from_slice(&buf)
+        let (path, n) = self.read_into(name, missing, &mut buf)?;
+        serde_json::from_slice(&buf[..n])
             .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))
     }
 }
@@ -826,8 +832,8 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         };
         BUF.with(|b| {
             let mut buf = b.borrow_mut();
-            let path = local.read_into(&r.json_file, Code::TargetObjectMissing, &mut buf)?;
-            let t: RawTarget<'_> = serde_json::from_slice(&buf)
+            let (path, n) = local.read_into(&r.json_file, Code::TargetObjectMissing, &mut buf)?;
+            let t: RawTarget<'_> = serde_json::from_slice(&buf[..n])
                 .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))?;
             if t.name != r.name || t.id != r.id {
                 return Err(Gap::new(

@@ -165,50 +165,66 @@ impl Reader {
     /// Reads a whole file, refusing files over the limits.
     pub fn read(&self, path: &str) -> Result<Vec<u8>, ReadError> {
         let mut buf = Vec::new();
-        self.read_into(path, &mut buf)?;
+        let (_, n) = self.read_into_meta(path, &mut buf)?;
+        buf.truncate(n);
         Ok(buf)
     }
 
-    /// Reads a whole file into `buf` (cleared first), refusing files over the limits.
-    pub fn read_into(&self, path: &str, buf: &mut Vec<u8>) -> Result<(), ReadError> {
-        self.read_into_meta(path, buf).map(|_| ())
-    }
-
-    /// Like [`Reader::read_into`], also returning the open file's metadata
-    /// (one `fstat` on the handle that was read, so timestamp and identity
-    /// belong to exactly the bytes read).
+    /// Reads a whole file into `buf[..n]`, refusing files over the limits, and
+    /// returns the open file's metadata (one `fstat` on the handle that was
+    /// read, so timestamp and identity belong to exactly the bytes read) and `n`.
+    ///
+    /// `buf` is a reusable scratch buffer: bytes past `n` are left over from
+    /// earlier reads, and its length only grows, so a worker reading
+    /// thousands of files zeroes memory once, not once per file. Reads go
+    /// straight into it: the expected size plus one byte, so a regular file
+    /// takes one read and one more to see its end.
     pub fn read_into_meta(
         &self,
         path: &str,
         buf: &mut Vec<u8>,
-    ) -> Result<std::fs::Metadata, ReadError> {
-        buf.clear();
-        let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    ) -> Result<(std::fs::Metadata, usize), ReadError> {
+        let mut file = std::fs::File::open(path).map_err(ReadError::Io)?;
         let meta = file.metadata().map_err(ReadError::Io)?;
         let max = self.limits.max_file_bytes;
-        buf.reserve(meta.len().min(max) as usize + 1);
-        // Read one byte past the limit to detect overflow without trusting metadata.
-        let mut take = file.take(max.saturating_add(1));
-        take.read_to_end(buf).map_err(ReadError::Io)?;
-        let n = buf.len() as u64;
-        if n > max {
+        // Never more than one byte past the limit, whatever the metadata says.
+        let cap = usize::try_from(max.saturating_add(1)).unwrap_or(usize::MAX);
+        let expected = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+        let mut n = 0usize;
+        loop {
+            if n == buf.len() {
+                if n >= cap {
+                    break;
+                }
+                let want = expected.saturating_add(1).max(n.saturating_mul(2)).max(8192);
+                buf.resize(want.min(cap), 0);
+            }
+            let end = buf.len().min(cap);
+            match file.read(&mut buf[n..end]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(ReadError::Io(e)),
+            }
+        }
+        if n as u64 > max {
             return Err(ReadError::TooLarge { limit: max });
         }
-        let before = self.total.fetch_add(n, Ordering::Relaxed);
-        if before.saturating_add(n) > self.limits.max_total_bytes {
+        let before = self.total.fetch_add(n as u64, Ordering::Relaxed);
+        if before.saturating_add(n as u64) > self.limits.max_total_bytes {
             self.total_exceeded.store(true, Ordering::Relaxed);
             return Err(ReadError::TotalTooLarge {
                 limit: self.limits.max_total_bytes,
             });
         }
         if let Some(d) = &self.digests {
-            let h = crate::digest::sha256(buf);
+            let h = crate::digest::sha256(&buf[..n]);
             match d.lock() {
                 Ok(mut g) => g.push((path.to_owned(), h)),
                 Err(poisoned) => poisoned.into_inner().push((path.to_owned(), h)),
             }
         }
-        Ok(meta)
+        Ok((meta, n))
     }
 }
 
