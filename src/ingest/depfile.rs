@@ -459,6 +459,7 @@ fn check_unit(
     target: usize,
     max_path: usize,
     sink: &Parsed,
+    sources: &FastMap<(usize, &str), usize>,
 ) -> Result<(usize, String), Gap> {
     let t = &model.targets[target];
     if sink.rules_with_prereqs > 1 {
@@ -495,7 +496,7 @@ fn check_unit(
         ));
     }
     let first = paths::join_fold_cow(&t.dir_build, first);
-    let Some(src) = t.compiled.iter().position(|c| c.path == first) else {
+    let Some(&src) = sources.get(&(target, first.as_ref())) else {
         return Err(Gap::new(
             Code::DepFileUnmapped,
             format!(
@@ -720,44 +721,81 @@ impl Pending {
             build_root: &model.build_root,
         };
         let max_path = reader.limits().max_path_len;
-        // A depfile whose relative prerequisites were resolved against a wrong
-        // guess of its directory is read again against its owner's.
-        let mut again = Worker::default();
-        let mut units: Vec<(usize, LocalUnit)> = Vec::with_capacity(entries.len());
-        for (i, (d, result)) in entries.iter().zip(self.results).enumerate() {
+        // Every compiled source by (target, path), for the main-source check.
+        let mut sources: FastMap<(usize, &str), usize> = FastMap::default();
+        for (ti, t) in model.targets.iter().enumerate() {
+            for (ci, c) in t.compiled.iter().enumerate() {
+                sources.entry((ti, c.path.as_str())).or_insert(ci);
+            }
+        }
+        // Map and check every depfile read, on all cores; only a depfile whose
+        // relative prerequisites were resolved against a wrong guess of its
+        // directory waits, to be read again against its owner's.
+        enum Mapped {
+            Unmapped(Gap),
+            Again(usize),
+            Checked(usize, Result<(usize, String), Gap>),
+        }
+        let indices: Vec<usize> = (0..entries.len()).collect();
+        let results = self.results;
+        let mapped: Vec<Mapped> = super::par_map(&indices, |&i| {
+            let d = &entries[i];
             let target = match model.object_owner(d) {
                 Ok(t) => t,
-                Err(why) => {
-                    gaps.push(Gap::new(Code::DepFileUnmapped, format!("{d} {why}")));
-                    continue;
-                }
+                Err(why) => return Mapped::Unmapped(Gap::new(Code::DepFileUnmapped, format!("{d} {why}"))),
             };
             let t = &model.targets[target];
-            let parsed = match result {
-                Some(Ok(p))
-                    if p.relative_to
-                        .as_ref()
-                        .is_some_and(|dir| *dir != t.dir_build) =>
-                {
-                    read_one(reader, i, d, scope, &t.dir_build, &shared, &mut again)
+            match &results[i] {
+                Some(Ok(p)) if p.relative_to.as_ref().is_some_and(|dir| *dir != t.dir_build) => {
+                    Mapped::Again(target)
                 }
-                Some(r) => r,
+                Some(Ok(p)) => Mapped::Checked(target, check_unit(d, model, target, max_path, p, &sources)),
+                Some(Err(g)) => Mapped::Checked(target, Err(g.clone())),
                 // Every entry is read; were one not, it would be missing evidence, never empty.
-                None => Err(Gap::new(Code::DepFileUnreadable, format!("{d}: not read"))),
-            };
-            match parsed.and_then(|p| {
-                let (source_index, source) = check_unit(d, model, target, max_path, &p)?;
-                Ok(LocalUnit {
+                None => Mapped::Checked(
                     target,
-                    source_index,
-                    source,
-                    mtime: p.mtime,
-                    identity: p.identity,
-                    prereqs: p.prereqs,
-                })
-            }) {
-                Ok(u) => units.push((i, u)),
-                Err(g) => gaps.push(g),
+                    Err(Gap::new(Code::DepFileUnreadable, format!("{d}: not read"))),
+                ),
+            }
+        });
+        let mut again = Worker::default();
+        let mut units: Vec<(usize, LocalUnit)> = Vec::with_capacity(entries.len());
+        for (i, (m, result)) in mapped.into_iter().zip(results).enumerate() {
+            let d = &entries[i];
+            let (target, parsed, checked) = match m {
+                Mapped::Unmapped(g) => {
+                    gaps.push(g);
+                    continue;
+                }
+                Mapped::Checked(target, checked) => (target, result, checked),
+                Mapped::Again(target) => {
+                    let dir = &model.targets[target].dir_build;
+                    let parsed = read_one(reader, i, d, scope, dir, &shared, &mut again);
+                    let checked = match &parsed {
+                        Ok(p) => check_unit(d, model, target, max_path, p, &sources),
+                        Err(g) => Err(g.clone()),
+                    };
+                    (target, Some(parsed), checked)
+                }
+            };
+            match (checked, parsed) {
+                (Ok((source_index, source)), Some(Ok(p))) => units.push((
+                    i,
+                    LocalUnit {
+                        target,
+                        source_index,
+                        source,
+                        mtime: p.mtime,
+                        identity: p.identity,
+                        prereqs: p.prereqs,
+                    },
+                )),
+                (Err(g), _) => gaps.push(g),
+                // Checked only after a clean read; were it not, missing evidence.
+                (Ok(_), _) => gaps.push(Gap::new(
+                    Code::DepFileUnreadable,
+                    format!("{d}: not read"),
+                )),
             }
         }
         created_list.extend(again.created);

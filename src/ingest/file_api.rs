@@ -151,7 +151,7 @@ pub struct Codemodel {
     /// Every reply file read, in read order (for input identity).
     pub files_read: Vec<String>,
     /// `<dir_build>/CMakeFiles/<name>.dir` → target index (Makefiles object directories).
-    pub object_dirs: HashMap<String, usize>,
+    pub object_dirs: crate::fasthash::FastMap<String, usize>,
 }
 
 impl Codemodel {
