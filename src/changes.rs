@@ -53,8 +53,9 @@ pub struct Changed {
     pub class: Class,
     /// The evidence that classified it, in words.
     pub evidence: String,
-    /// Interned evidence file, for known sources/headers.
-    pub file: Option<FileId>,
+    /// The evidence files it is, for known sources/headers: one per spelling
+    /// the depfiles use for it (several when symlinks lead to it), sorted.
+    pub files: Vec<FileId>,
     /// The reason this path alone forbids a subset, if any.
     pub gap: Option<Gap>,
 }
@@ -135,7 +136,7 @@ fn unresolved(display: String, code: Code, evidence: String) -> Changed {
         real_display: None,
         class: Class::Unresolved,
         evidence,
-        file: None,
+        files: Vec::new(),
         gap: Some(gap),
     }
 }
@@ -259,7 +260,7 @@ fn classify_one(
             real_display,
             class: Class::External,
             evidence,
-            file: None,
+            files: Vec::new(),
             gap: Some(gap),
         };
     }
@@ -276,7 +277,7 @@ fn classify_one(
             real_display,
             class: Class::BuildConfig,
             evidence,
-            file: None,
+            files: Vec::new(),
             gap: Some(gap),
         };
     }
@@ -287,28 +288,25 @@ fn classify_one(
             "does not exist (deleted or renamed away); current evidence cannot map it".into(),
         );
     }
-    let id = evidence
-        .by_path
-        .get(&abs)
-        .or_else(|| real_abs.as_ref().and_then(|r| evidence.by_path.get(r)));
-    match id {
-        Some(&id) if main_sources.contains(&id) => Changed {
+    let ids = evidence.ids_of(&abs, real_abs.as_deref());
+    match ids.len() {
+        _ if ids.iter().any(|id| main_sources.contains(id)) => Changed {
             display,
             real_display,
             class: Class::Source,
             evidence: "main source of a translation unit".into(),
-            file: Some(id),
+            files: ids,
             gap: None,
         },
-        Some(&id) => Changed {
+        1.. => Changed {
             display,
             real_display,
             class: Class::Header,
             evidence: "prerequisite in dependency files".into(),
-            file: Some(id),
+            files: ids,
             gap: None,
         },
-        None => unresolved(
+        0 => unresolved(
             display,
             Code::ChangeUnknown,
             "not in any dependency file; it may feed code generation, configuration or a test at run time".into(),

@@ -19,6 +19,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::changes::Changed;
+use crate::fasthash::FastMap;
 use crate::ingest::ctest::Catalogue;
 use crate::ingest::depfile::{DepEvidence, FileId};
 use crate::ingest::file_api::{Codemodel, TargetKind};
@@ -57,7 +58,7 @@ pub struct Graph<'m> {
     /// Opaque targets and why.
     pub opaque: HashMap<usize, Opaque>,
     /// Artifact path → targets producing it.
-    by_artifact: HashMap<String, Vec<usize>>,
+    by_artifact: FastMap<String, Vec<usize>>,
     /// See [`Graph::maybe_built`].
     built: Vec<bool>,
 }
@@ -105,7 +106,7 @@ impl<'m> Graph<'m> {
         }
         // Link lines that name another target's artifact are dependencies too,
         // whether or not `dependencies` lists them (adding edges is always safe).
-        let mut by_artifact: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_artifact: FastMap<String, Vec<usize>> = FastMap::default();
         for (i, t) in model.targets.iter().enumerate() {
             for a in &t.artifacts {
                 by_artifact.entry(a.clone()).or_default().push(i);
@@ -373,7 +374,7 @@ fn walk(start: &[usize], adj: &[Vec<usize>]) -> Vec<usize> {
 fn find_artifacts(
     s: &str,
     build_root: &str,
-    by_artifact: &HashMap<String, Vec<usize>>,
+    by_artifact: &FastMap<String, Vec<usize>>,
     out: &mut Vec<usize>,
 ) {
     if build_root.is_empty() {
@@ -455,7 +456,7 @@ pub fn impact(
     // Units listing each changed file, in unit order: one pass over all units.
     let mut slot: HashMap<FileId, usize> = HashMap::new();
     for c in changed {
-        if let Some(fid) = c.file {
+        for &fid in &c.files {
             let next = slot.len();
             slot.entry(fid).or_insert(next);
         }
@@ -477,10 +478,20 @@ pub fn impact(
         }
     }
     for c in changed {
-        let Some(fid) = c.file else { continue };
-        // Units listing this file, first (by depfile order) per owning target.
+        if c.files.is_empty() {
+            continue;
+        }
+        // Units listing this file under any of its spellings, in unit order.
+        let mut units: Vec<usize> = c
+            .files
+            .iter()
+            .flat_map(|f| units_of[slot[f]].iter().copied())
+            .collect();
+        units.sort_unstable();
+        units.dedup();
+        // First unit (by depfile order) per owning target.
         let mut unit_of_target: HashMap<usize, usize> = HashMap::new();
-        for &ui in &units_of[slot[&fid]] {
+        for &ui in &units {
             let tu = &deps.tus[ui];
             unit_of_target.entry(tu.target).or_insert(ui);
             out.units.push(ui);

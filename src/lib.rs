@@ -194,7 +194,7 @@ fn stop_at_total_limit(
             real_display: None,
             class: changes::Class::Unresolved,
             evidence: why.into(),
-            file: None,
+            files: Vec::new(),
             gap: Some(Gap::new(Code::LimitExceeded, format!("{raw}: {why}"))),
         })
         .collect();

@@ -592,6 +592,38 @@ fn m26_limits_exceeded() {
     );
 }
 
+/// One header listed under two spellings: the real one by `checksum.cpp`,
+/// and through a symlinked include directory by `test_header.cpp`. A change
+/// to the file, named by either spelling, must reach both units.
+#[test]
+fn a_header_reached_through_a_symlink_is_changed_under_every_spelling() {
+    let b = build_fixture(&[]);
+    const REAL: &str = "libs/base/include/base/version.hpp";
+    const LINKED: &str = "libs/base/include_link/base/version.hpp";
+    let before = b.run(&[REAL], &[]);
+    assert_eq!(before.code, 0, "{before:#?}");
+    assert!(before.names().contains(&"header.version"), "{before:#?}");
+    std::os::unix::fs::symlink("include", b.src.join("libs/base/include_link")).unwrap();
+    let depfile = b
+        .build
+        .join("tests/CMakeFiles/test_header.dir/test_header.cpp.o.d");
+    let text = std::fs::read_to_string(&depfile).unwrap();
+    let real_abs = b.src.join(REAL).display().to_string();
+    let linked_abs = b.src.join(LINKED).display().to_string();
+    assert!(text.contains(&real_abs), "{text}");
+    write_keep_mtime(&depfile, text.replace(&real_abs, &linked_abs).as_bytes());
+    for spelling in [REAL, LINKED] {
+        let after = b.run(&[spelling], &[]);
+        assert_eq!(after.code, 0, "{spelling}: {after:#?}");
+        assert_eq!(
+            after.names(),
+            before.names(),
+            "{spelling}: {}",
+            after.stderr
+        );
+    }
+}
+
 /// The File API reply and the depfiles are read at the same time, so which
 /// read crosses `--max-total-bytes` depends on timing; the report, the plan
 /// and its input identity must not.

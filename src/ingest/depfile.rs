@@ -45,12 +45,32 @@ pub struct Tu {
 pub struct DepEvidence {
     /// Interned project files (absolute folded paths); index = [`FileId`].
     pub files: Vec<String>,
-    /// Path → id, including real-path aliases of files reached through symlinks.
+    /// Path → id (the spellings the depfiles use).
     pub by_path: FastMap<String, FileId>,
+    /// Real path → the files reached through a symlink that resolve to it.
+    /// One physical file may be listed under several spellings; a change to
+    /// it is a change to every one of them (see [`DepEvidence::ids_of`]).
+    pub aliases: FastMap<String, Vec<FileId>>,
     /// Translation units, sorted by (depfile path).
     pub tus: Vec<Tu>,
     /// Targets that include a build-time generated header: (target, header).
     pub generated_includes: Vec<(usize, String)>,
+}
+
+impl DepEvidence {
+    /// Every file that is the file at `path` (absolute, folded): listed under
+    /// that spelling, or under another spelling through symlinks. `real` is
+    /// `path` with symlinks resolved, when that differs. Sorted.
+    pub fn ids_of(&self, path: &str, real: Option<&str>) -> Vec<FileId> {
+        let mut ids = Vec::new();
+        for p in std::iter::once(path).chain(real) {
+            ids.extend(self.by_path.get(p).copied());
+            ids.extend(self.aliases.get(p).into_iter().flatten().copied());
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
 }
 
 /// Provisional id of a prerequisite outside both roots (a system header).
@@ -113,11 +133,6 @@ struct Worker {
     stamp: Vec<u32>,
     /// Number of depfiles this worker started (never 0 while one is read).
     serial: u32,
-    /// Where the prerequisite being resolved is: entry index << 32 | position.
-    at: u64,
-    /// (id, `at`) where this worker first met each project file: the
-    /// earliest over all workers orders the final ids.
-    first_seen: Vec<(FileId, u64)>,
     /// `next[id]`: the project file that followed `id` last time (units of a
     /// target list their headers in much the same order), checked against
     /// the spelling before it is trusted; [`OUTSIDE`] when none.
@@ -188,7 +203,6 @@ impl Worker {
             || paths::is_within(&abs, scope.build_root)
         {
             let (id, created) = shared.intern(&abs)?;
-            self.first_seen.push((id, self.at));
             if name.starts_with('/') {
                 self.spell(id, name);
             }
@@ -313,7 +327,6 @@ impl<'a> depfile_syntax::Sink<'a> for UnitSink<'a, '_> {
             return;
         }
         self.relative |= !name.starts_with('/');
-        self.worker.at += 1;
         match self
             .worker
             .resolve(self.shared, self.scope, self.dir, &name, self.last)
@@ -367,7 +380,6 @@ struct Parsed {
 /// timestamp; syntax. The mapping checks come later, in [`check_unit`].
 fn read_one(
     reader: &Reader,
-    entry: usize,
     depfile: &str,
     scope: Scope<'_>,
     dir: &str,
@@ -375,7 +387,6 @@ fn read_one(
     worker: &mut Worker,
 ) -> Result<Parsed, Gap> {
     use std::os::unix::fs::MetadataExt;
-    worker.at = (entry as u64) << 32;
     worker.serial = worker.serial.wrapping_add(1);
     if worker.serial == 0 {
         // Wrapped: old stamps could collide with the new serial numbers.
@@ -582,7 +593,6 @@ pub struct Pending {
     results: Vec<Option<Result<Parsed, Gap>>>,
     shared: SharedFiles,
     created: Vec<(FileId, String, FileStat)>,
-    first_seen: Vec<(FileId, u64)>,
 }
 
 /// Reads `dep_list` and every `.d` it names, in parallel, resolving paths
@@ -602,7 +612,6 @@ pub fn read_all(
         results: Vec::new(),
         shared: SharedFiles::new(),
         created: Vec::new(),
-        first_seen: Vec::new(),
     };
     let gaps = &mut p.list_gaps;
     let list = match reader.read(dep_list) {
@@ -682,7 +691,7 @@ pub fn read_all(
     };
     let shared = &p.shared;
     let workers: Vec<Worker> = super::par_each(&entries, Worker::default, |w, i, d| {
-        let parsed = read_one(reader, i, d, scope, guessed_dir(d), shared, w);
+        let parsed = read_one(reader, d, scope, guessed_dir(d), shared, w);
         w.results.push((i, parsed));
     });
     p.results = std::iter::repeat_with(|| None)
@@ -693,7 +702,6 @@ pub fn read_all(
             p.results[i] = Some(r);
         }
         p.created.extend(w.created);
-        p.first_seen.extend(w.first_seen);
     }
     p.entries = entries;
     p
@@ -742,14 +750,22 @@ impl Pending {
             let d = &entries[i];
             let target = match model.object_owner(d) {
                 Ok(t) => t,
-                Err(why) => return Mapped::Unmapped(Gap::new(Code::DepFileUnmapped, format!("{d} {why}"))),
+                Err(why) => {
+                    return Mapped::Unmapped(Gap::new(Code::DepFileUnmapped, format!("{d} {why}")))
+                }
             };
             let t = &model.targets[target];
             match &results[i] {
-                Some(Ok(p)) if p.relative_to.as_ref().is_some_and(|dir| *dir != t.dir_build) => {
+                Some(Ok(p))
+                    if p.relative_to
+                        .as_ref()
+                        .is_some_and(|dir| *dir != t.dir_build) =>
+                {
                     Mapped::Again(target)
                 }
-                Some(Ok(p)) => Mapped::Checked(target, check_unit(d, model, target, max_path, p, &sources)),
+                Some(Ok(p)) => {
+                    Mapped::Checked(target, check_unit(d, model, target, max_path, p, &sources))
+                }
                 Some(Err(g)) => Mapped::Checked(target, Err(g.clone())),
                 // Every entry is read; were one not, it would be missing evidence, never empty.
                 None => Mapped::Checked(
@@ -770,7 +786,7 @@ impl Pending {
                 Mapped::Checked(target, checked) => (target, result, checked),
                 Mapped::Again(target) => {
                     let dir = &model.targets[target].dir_build;
-                    let parsed = read_one(reader, i, d, scope, dir, &shared, &mut again);
+                    let parsed = read_one(reader, d, scope, dir, &shared, &mut again);
                     let checked = match &parsed {
                         Ok(p) => check_unit(d, model, target, max_path, p, &sources),
                         Err(g) => Err(g.clone()),
@@ -792,28 +808,19 @@ impl Pending {
                 )),
                 (Err(g), _) => gaps.push(g),
                 // Checked only after a clean read; were it not, missing evidence.
-                (Ok(_), _) => gaps.push(Gap::new(
-                    Code::DepFileUnreadable,
-                    format!("{d}: not read"),
-                )),
+                (Ok(_), _) => {
+                    gaps.push(Gap::new(Code::DepFileUnreadable, format!("{d}: not read")))
+                }
             }
         }
         created_list.extend(again.created);
-        let mut first_seen = self.first_seen;
-        first_seen.extend(again.first_seen);
         let n_ids = shared.next.into_inner().min(u64::from(OUTSIDE)) as usize;
         let mut created: Vec<Option<(String, FileStat)>> =
             std::iter::repeat_with(|| None).take(n_ids).collect();
         for (id, path, st) in created_list {
             created[id as usize] = Some((path, st));
         }
-        let mut first = vec![u64::MAX; n_ids];
-        for (id, at) in first_seen {
-            if let Some(f) = first.get_mut(id as usize) {
-                *f = (*f).min(at);
-            }
-        }
-        audit(model, &entries, units, created, &first, ev, gaps)
+        audit(model, &entries, units, created, ev, gaps)
     }
 }
 
@@ -821,42 +828,27 @@ impl Pending {
 fn audit(
     model: &Codemodel,
     entries: &[String],
-    mut units: Vec<(usize, LocalUnit)>,
-    mut created: Vec<Option<(String, FileStat)>>,
-    first: &[u64],
+    units: Vec<(usize, LocalUnit)>,
+    created: Vec<Option<(String, FileStat)>>,
     mut ev: DepEvidence,
     mut gaps: Vec<Gap>,
 ) -> (DepEvidence, Vec<Gap>) {
-    let n_ids = created.len();
-    // Final ids: the files some mapped unit lists, numbered in the order a
-    // sequential reader would meet them (depfile by depfile, in list order),
-    // so ids never depend on thread timing. Files seen only in rejected
-    // depfiles are dropped: the rejection already forbids a subset.
-    let mut used = vec![false; n_ids];
-    for (_, u) in &units {
-        for &id in &u.prereqs {
-            used[id as usize] = true;
-        }
-    }
-    let mut order: Vec<FileId> = (0..n_ids as FileId)
-        .filter(|&id| used[id as usize] && created[id as usize].is_some())
-        .collect();
-    order.sort_unstable_by_key(|&id| first[id as usize]);
-    let mut renumber = vec![OUTSIDE; n_ids];
-    let mut stats: Vec<FileStat> = Vec::with_capacity(order.len());
-    ev.files.reserve(order.len());
-    for (new, &old) in order.iter().enumerate() {
-        renumber[old as usize] = new as FileId;
-        if let Some((path, st)) = created[old as usize].take() {
-            ev.files.push(path);
-            stats.push(st);
-        }
-    }
-    drop(created);
-    for (_, u) in &mut units {
-        for id in &mut u.prereqs {
-            *id = renumber[*id as usize];
-        }
+    // Ids stay as the shared table gave them: which worker met a file first
+    // decides its number, so nothing may depend on the order of ids.
+    let mut stats: Vec<FileStat> = Vec::with_capacity(created.len());
+    ev.files.reserve(created.len());
+    for c in created {
+        let (path, st) = c.unwrap_or_else(|| {
+            (
+                String::new(),
+                FileStat {
+                    mtime: None,
+                    real: None,
+                },
+            )
+        });
+        ev.files.push(path);
+        stats.push(st);
     }
     // The path index is built on a second core while units are checked.
     let files = &ev.files;
@@ -935,7 +927,7 @@ fn audit(
     // Aliases: the real spelling of files reached through symlinks inside the tree.
     for (id, st) in stats.into_iter().enumerate() {
         if let Some(real) = st.real {
-            ev.by_path.entry(real).or_insert(id as FileId);
+            ev.aliases.entry(real).or_default().push(id as FileId);
         }
     }
     // Build-time generated headers included by a unit: look the (few) generated
@@ -943,7 +935,7 @@ fn audit(
     let mut generated = vec![false; ev.files.len()];
     let mut any_generated = false;
     for g in &model.generated_files {
-        if let Some(&id) = ev.by_path.get(g.as_str()) {
+        for id in ev.ids_of(g, None) {
             generated[id as usize] = true;
             any_generated = true;
         }

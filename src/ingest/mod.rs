@@ -196,7 +196,10 @@ impl Reader {
                 if n >= cap {
                     break;
                 }
-                let want = expected.saturating_add(1).max(n.saturating_mul(2)).max(8192);
+                let want = expected
+                    .saturating_add(1)
+                    .max(n.saturating_mul(2))
+                    .max(8192);
                 buf.resize(want.min(cap), 0);
             }
             let end = buf.len().min(cap);
