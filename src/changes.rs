@@ -93,7 +93,7 @@ pub fn classify(
     raw: &[OsString],
     roots: &Roots<'_>,
     evidence: &DepEvidence,
-    main_sources: &std::collections::HashSet<FileId>,
+    main_sources: &crate::fasthash::FastSet<FileId>,
     cmake_inputs: Option<&[String]>,
     max_path_len: usize,
 ) -> Vec<Changed> {
@@ -146,7 +146,7 @@ fn classify_one(
     roots: &Roots<'_>,
     real_roots: &RealRoots,
     evidence: &DepEvidence,
-    main_sources: &std::collections::HashSet<FileId>,
+    main_sources: &crate::fasthash::FastSet<FileId>,
     cmake_inputs: Option<&[String]>,
     max_path_len: usize,
 ) -> Changed {

@@ -101,6 +101,9 @@ impl Hasher for FxHasher {
 /// A `HashMap` using [`FxHasher`].
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
+/// A `HashSet` using [`FxHasher`].
+pub type FastSet<T> = std::collections::HashSet<T, BuildHasherDefault<FxHasher>>;
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -260,13 +260,14 @@ fn analyse_evidence(
         let cat = catalogue.unwrap_or(&empty);
         let mappings = graph.map_tests(cat);
         let config_gaps = graph.config_gaps(cat);
+        let sources = ingest::depfile::SourceIndex::new(&model);
 
         // 6-7. Dependency files: mapping, completeness, freshness.
         let pending = match pending.join() {
             Ok(p) => p,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        let (deps, dep_gaps) = pending.finish(reader, &model);
+        let (deps, dep_gaps) = pending.finish(reader, &model, &sources);
         decision.extend(dep_gaps);
         graph.add_generated_includes(&deps);
         decision.extend(config_gaps);
@@ -323,7 +324,7 @@ fn analyse_evidence(
         ));
 
         // 8. Changed paths.
-        let main_sources: HashSet<ingest::depfile::FileId> = deps
+        let main_sources: fasthash::FastSet<ingest::depfile::FileId> = deps
             .tus
             .iter()
             .filter_map(|tu| deps.by_path.get(&tu.source).copied())

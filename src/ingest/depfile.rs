@@ -148,18 +148,53 @@ struct Worker {
 struct Scope<'m> {
     source_root: &'m str,
     build_root: &'m str,
+    /// Each root's first (up to) eight bytes as a little-endian word, and the
+    /// mask of the bytes that count, for [`Scope::may_hold`].
+    heads: [(u64, u64); 2],
 }
 
-impl Scope<'_> {
+impl<'m> Scope<'m> {
+    fn new(source_root: &'m str, build_root: &'m str) -> Self {
+        let head = |root: &str| {
+            let b = root.as_bytes();
+            let n = b.len().min(8);
+            let mut w = [0u8; 8];
+            w[..n].copy_from_slice(&b[..n]);
+            let mask = if n == 8 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * n)) - 1
+            };
+            (u64::from_le_bytes(w), mask)
+        };
+        Scope {
+            source_root,
+            build_root,
+            heads: [head(source_root), head(build_root)],
+        }
+    }
+
     /// False when folded `path` cannot lie in either root: its first eight
-    /// bytes (or all of a shorter root) differ from both roots'.
+    /// bytes (or all of a shorter root) differ from both roots'. Two word
+    /// compares: this runs for every prerequisite.
     #[inline]
     fn may_hold(&self, path: &str) -> bool {
-        fn head(s: &str) -> &[u8] {
-            &s.as_bytes()[..s.len().min(8)]
-        }
         let p = path.as_bytes();
-        p.starts_with(head(self.source_root)) || p.starts_with(head(self.build_root))
+        let word = match p.get(..8) {
+            Some(w) => u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]),
+            None => {
+                let mut w = [0u8; 8];
+                w[..p.len()].copy_from_slice(p);
+                // A path shorter than a root's head cannot match it: poison
+                // the missing bytes so they never compare equal.
+                let filled = (1u64 << (8 * p.len())) - 1;
+                return self
+                    .heads
+                    .iter()
+                    .any(|&(h, m)| m & !filled == 0 && (u64::from_le_bytes(w) ^ h) & m == 0);
+            }
+        };
+        self.heads.iter().any(|&(h, m)| (word ^ h) & m == 0)
     }
 }
 
@@ -538,7 +573,7 @@ fn check_unit(
 /// needs exactly one depfile. `in_scope[t]` says whether target `t` can reach
 /// anything a test runs or loads (see `graph::Graph::coverage_scope`).
 pub fn coverage_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> Vec<Gap> {
-    let covered: HashSet<(usize, &str)> = ev
+    let covered: crate::fasthash::FastSet<(usize, &str)> = ev
         .tus
         .iter()
         .map(|tu| (tu.target, tu.source.as_str()))
@@ -572,7 +607,25 @@ pub fn language_supported(lang: &str) -> bool {
 /// (possibly partial, for explanations) and every gap found.
 pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence, Vec<Gap>) {
     let roots = (model.source_root.as_str(), model.build_root.as_str());
-    read_all(reader, dep_list, roots).finish(reader, model)
+    read_all(reader, dep_list, roots).finish(reader, model, &SourceIndex::new(model))
+}
+
+/// Every compiled source of the codemodel by (target, path), for the check
+/// that a depfile's first prerequisite is a compiled source of its owner.
+/// Built apart so it can be built while the depfiles are still being read.
+pub struct SourceIndex<'m>(FastMap<(usize, &'m str), usize>);
+
+impl<'m> SourceIndex<'m> {
+    /// Indexes every compiled source of `model`.
+    pub fn new(model: &'m Codemodel) -> Self {
+        let mut sources = FastMap::default();
+        for (ti, t) in model.targets.iter().enumerate() {
+            for (ci, c) in t.compiled.iter().enumerate() {
+                sources.entry((ti, c.path.as_str())).or_insert(ci);
+            }
+        }
+        SourceIndex(sources)
+    }
 }
 
 /// Depfiles read and parsed before the codemodel is known, so the two largest
@@ -685,10 +738,7 @@ pub fn read_all(
     p.list_failed = false;
 
     // Read and parse in parallel; workers share one path table.
-    let scope = Scope {
-        source_root,
-        build_root,
-    };
+    let scope = Scope::new(source_root, build_root);
     let shared = &p.shared;
     let workers: Vec<Worker> = super::par_each(&entries, Worker::default, |w, i, d| {
         let parsed = read_one(reader, d, scope, guessed_dir(d), shared, w);
@@ -712,7 +762,12 @@ impl Pending {
     /// evidence against `model` (coverage excepted: see [`coverage_gaps`]).
     /// When the codemodel's roots are not the ones the depfiles were read
     /// against, they are all read again against the codemodel's.
-    pub fn finish(self, reader: &Reader, model: &Codemodel) -> (DepEvidence, Vec<Gap>) {
+    pub fn finish(
+        self,
+        reader: &Reader,
+        model: &Codemodel,
+        sources: &SourceIndex<'_>,
+    ) -> (DepEvidence, Vec<Gap>) {
         if self.source_root != model.source_root || self.build_root != model.build_root {
             return load(reader, &self.dep_list, model);
         }
@@ -724,18 +779,9 @@ impl Pending {
         let entries = self.entries;
         let shared = self.shared;
         let mut created_list = self.created;
-        let scope = Scope {
-            source_root: &model.source_root,
-            build_root: &model.build_root,
-        };
+        let scope = Scope::new(&model.source_root, &model.build_root);
         let max_path = reader.limits().max_path_len;
-        // Every compiled source by (target, path), for the main-source check.
-        let mut sources: FastMap<(usize, &str), usize> = FastMap::default();
-        for (ti, t) in model.targets.iter().enumerate() {
-            for (ci, c) in t.compiled.iter().enumerate() {
-                sources.entry((ti, c.path.as_str())).or_insert(ci);
-            }
-        }
+        let sources = &sources.0;
         // Map and check every depfile read, on all cores; only a depfile whose
         // relative prerequisites were resolved against a wrong guess of its
         // directory waits, to be read again against its owner's.
@@ -1018,6 +1064,30 @@ mod tests {
     use crate::ingest::Limits;
 
     #[test]
+    fn may_hold_rejects_only_paths_that_start_with_neither_root() {
+        let s = Scope::new("/work/src", "/b");
+        for (path, want) in [
+            ("/work/src/a.h", true),
+            ("/work/srcX/a.h", true), // same first eight bytes: only a guess
+            ("/work/sr", true),
+            ("/work/s", false),
+            ("/usr/include/stdio.h", false),
+            ("/b", true),
+            ("/b/x.h", true),
+            ("/bin/x.h", true),
+            ("/", false),
+            ("", false),
+            ("/a/b", false),
+        ] {
+            assert_eq!(s.may_hold(path), want, "{path}");
+            let slow = |r: &str| path.as_bytes().starts_with(&r.as_bytes()[..r.len().min(8)]);
+            assert_eq!(want, slow(s.source_root) || slow(s.build_root), "{path}");
+        }
+        let all = Scope::new("/", "/");
+        assert!(all.may_hold("/usr/x.h"));
+    }
+
+    #[test]
     fn guessed_dir_is_what_precedes_the_object_directory() {
         assert_eq!(guessed_dir("/b/lib/CMakeFiles/t.dir/a.cpp.o.d"), "/b/lib");
         assert_eq!(guessed_dir("/b/CMakeFiles/t.dir/sub/a.cpp.o.d"), "/b");
@@ -1123,7 +1193,7 @@ mod tests {
         let reader = Reader::new(Limits::default());
         // As when --source-dir/--build-dir spell the roots differently from the codemodel.
         let pending = read_all(&reader, &t.dep_list, ("/elsewhere/src", "/elsewhere/build"));
-        let (ev, gaps) = pending.finish(&reader, &t.model);
+        let (ev, gaps) = pending.finish(&reader, &t.model, &SourceIndex::new(&t.model));
         assert!(gaps.is_empty(), "{gaps:?}");
         let source = t.model.targets[0].compiled[0].path.as_str();
         assert_eq!(prereq_paths(&ev), vec![source, t.header.as_str()]);
