@@ -234,20 +234,37 @@ fn analyse_evidence(
     // at the same time; mapping them to targets waits for the codemodel.
     // Without a codemodel the depfiles are still read to the end, so the
     // evidence read (and its identity) never depends on timing.
+    // Threads: one reads depfiles from the start; this one loads the codemodel,
+    // builds the graph, then joins the reading (one thread per core in all).
+    let job =
+        ingest::depfile::ReadJob::new(reader, &req.dep_list, (&req.source_dir, &req.build_dir));
     std::thread::scope(|s| {
-        let pending = s.spawn(|| {
-            ingest::depfile::read_all(reader, &req.dep_list, (&req.source_dir, &req.build_dir))
-        });
+        let helpers: Vec<_> = (1..ingest::threads())
+            .map(|_| s.spawn(|| job.work()))
+            .collect();
+        let join_reading = |helpers: Vec<std::thread::ScopedJoinHandle<'_, _>>| {
+            let mut workers = vec![job.work()];
+            for h in helpers {
+                match h.join() {
+                    Ok(w) => workers.push(w),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            workers
+        };
         let fa = ingest::file_api::load(
             reader,
             &ingest::file_api::Request {
                 source_dir: &req.source_dir,
                 build_dir: &req.build_dir,
                 config: req.config.as_deref(),
+                // The other cores are reading depfiles.
+                threads: ingest::threads().div_ceil(2),
             },
         );
         decision.extend(fa.gaps);
         let Some(model) = fa.model else {
+            drop(join_reading(helpers));
             a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
             a.verdicts = fallback_verdicts(&a.outcome, catalogue);
             a.evidence = reader.digests();
@@ -263,10 +280,7 @@ fn analyse_evidence(
         let sources = ingest::depfile::SourceIndex::new(&model);
 
         // 6-7. Dependency files: mapping, completeness, freshness.
-        let pending = match pending.join() {
-            Ok(p) => p,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
+        let pending = job.pending(join_reading(helpers));
         let (deps, dep_gaps) = pending.finish(reader, &model, &sources);
         decision.extend(dep_gaps);
         graph.add_generated_includes(&deps);

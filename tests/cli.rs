@@ -281,6 +281,19 @@ fn m06_file_api_reply_absent_is_full_suite_selected() {
     let b = build_fixture(&[]);
     std::fs::remove_dir_all(b.reply_dir()).unwrap();
     assert_full_suite(&b.run(&[CORE_HPP], &[]), "FILE_API_REPLY_MISSING");
+    // The depfiles are read while the codemodel is looked for: without one,
+    // they are still all read, so the plan's evidence never depends on timing.
+    let plan = b.run(&[CORE_HPP], &["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&plan.stdout).unwrap();
+    let evidence = v["inputs"]["evidence"].as_array().unwrap();
+    let deps = std::fs::read_to_string(b.deps()).unwrap();
+    assert_eq!(evidence.len(), 2 + deps.lines().count(), "{evidence:#?}");
+    for _ in 0..5 {
+        assert_eq!(
+            b.run(&[CORE_HPP], &["--format", "json"]).stdout,
+            plan.stdout
+        );
+    }
 }
 
 #[test]

@@ -121,7 +121,7 @@ impl SharedFiles {
 /// their freshness stat, taken here so every file is stat'ed once, on both
 /// cores), and what each depfile it took gave, by entry index.
 #[derive(Default)]
-struct Worker {
+pub struct Worker {
     /// Token as written (relative ones joined to their directory) → provisional id or [`OUTSIDE`].
     tokens: FastMap<Box<str>, FileId>,
     /// Reused key buffer for relative tokens.
@@ -607,7 +607,9 @@ pub fn language_supported(lang: &str) -> bool {
 /// (possibly partial, for explanations) and every gap found.
 pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence, Vec<Gap>) {
     let roots = (model.source_root.as_str(), model.build_root.as_str());
-    read_all(reader, dep_list, roots).finish(reader, model, &SourceIndex::new(model))
+    let job = ReadJob::new(reader, dep_list, roots);
+    job.read_all()
+        .finish(reader, model, &SourceIndex::new(model))
 }
 
 /// Every compiled source of the codemodel by (target, path), for the check
@@ -628,50 +630,30 @@ impl<'m> SourceIndex<'m> {
     }
 }
 
-/// Depfiles read and parsed before the codemodel is known, so the two largest
-/// pieces of evidence are read at the same time. Everything that needs the
-/// codemodel waits for [`Pending::finish`].
-pub struct Pending {
-    dep_list: String,
-    /// The roots prerequisites were resolved against (`--source-dir`, `--build-dir`).
-    source_root: String,
-    build_root: String,
+/// The dependency-file list, read and checked.
+struct DepList {
     /// Absolute, sorted; empty when the list itself failed.
     entries: Vec<String>,
     /// Gaps of the list itself.
-    list_gaps: Vec<Gap>,
-    /// Whether the list failed so that no depfile was read.
-    list_failed: bool,
-    /// By entry index.
-    results: Vec<Option<Result<Parsed, Gap>>>,
-    shared: SharedFiles,
-    created: Vec<(FileId, String, FileStat)>,
+    gaps: Vec<Gap>,
+    /// Whether the list failed so that no depfile is read.
+    failed: bool,
 }
 
-/// Reads `dep_list` and every `.d` it names, in parallel, resolving paths
-/// against `roots` (source, build) and each depfile's guessed directory.
-pub fn read_all(
-    reader: &Reader,
-    dep_list: &str,
-    (source_root, build_root): (&str, &str),
-) -> Pending {
-    let mut p = Pending {
-        dep_list: dep_list.to_owned(),
-        source_root: source_root.to_owned(),
-        build_root: build_root.to_owned(),
+/// Reads `dep_list` (one path per line or NUL-separated, relative to
+/// `build_root`) and checks its entries.
+fn read_list(reader: &Reader, dep_list: &str, build_root: &str) -> DepList {
+    let mut gaps = Vec::new();
+    let failed = |gaps: Vec<Gap>| DepList {
         entries: Vec::new(),
-        list_gaps: Vec::new(),
-        list_failed: true,
-        results: Vec::new(),
-        shared: SharedFiles::new(),
-        created: Vec::new(),
+        gaps,
+        failed: true,
     };
-    let gaps = &mut p.list_gaps;
     let list = match reader.read(dep_list) {
         Ok(b) => b,
         Err(e) => {
             gaps.push(e.gap(dep_list, Code::DepListUnreadable, Code::LimitExceeded));
-            return p;
+            return failed(gaps);
         }
     };
     let Ok(list) = std::str::from_utf8(&list) else {
@@ -679,7 +661,7 @@ pub fn read_all(
             Code::DepListUnreadable,
             format!("{dep_list}: not valid UTF-8"),
         ));
-        return p;
+        return failed(gaps);
     };
     // One path per line; NUL-separated lists are accepted too. Relative lines are relative to the build root.
     let sep = if list.contains('\0') { '\0' } else { '\n' };
@@ -732,32 +714,138 @@ pub fn read_all(
                 reader.limits().max_depfiles
             ),
         ));
-        return p;
+        return failed(gaps);
     }
     entries.sort();
-    p.list_failed = false;
-
-    // Read and parse in parallel; workers share one path table.
-    let scope = Scope::new(source_root, build_root);
-    let shared = &p.shared;
-    let workers: Vec<Worker> = super::par_each(&entries, Worker::default, |w, i, d| {
-        let parsed = read_one(reader, d, scope, guessed_dir(d), shared, w);
-        w.results.push((i, parsed));
-    });
-    p.results = std::iter::repeat_with(|| None)
-        .take(entries.len())
-        .collect();
-    for w in workers {
-        for (i, r) in w.results {
-            p.results[i] = Some(r);
-        }
-        p.created.extend(w.created);
+    DepList {
+        entries,
+        gaps,
+        failed: false,
     }
-    p.entries = entries;
-    p
 }
 
-impl Pending {
+/// Reading every depfile of the list, shared by any number of threads: each
+/// calls [`ReadJob::work`] and takes blocks of depfiles until none is left,
+/// so the thread that loads the codemodel joins in once it is done. Paths are
+/// resolved against the roots given on the command line and each depfile's
+/// directory as its path shows it; everything that needs the codemodel waits
+/// for [`Pending::finish`].
+pub struct ReadJob<'r> {
+    reader: &'r Reader,
+    dep_list: String,
+    /// The roots prerequisites are resolved against (`--source-dir`, `--build-dir`).
+    source_root: String,
+    build_root: String,
+    /// Read by the first thread that needs it.
+    list: std::sync::OnceLock<DepList>,
+    /// Next entry to take.
+    next: std::sync::atomic::AtomicUsize,
+    shared: SharedFiles,
+}
+
+impl<'r> ReadJob<'r> {
+    /// A job for `dep_list`, resolving against `roots` (source, build).
+    pub fn new(
+        reader: &'r Reader,
+        dep_list: &str,
+        (source_root, build_root): (&str, &str),
+    ) -> Self {
+        ReadJob {
+            reader,
+            dep_list: dep_list.to_owned(),
+            source_root: source_root.to_owned(),
+            build_root: build_root.to_owned(),
+            list: std::sync::OnceLock::new(),
+            next: std::sync::atomic::AtomicUsize::new(0),
+            shared: SharedFiles::new(),
+        }
+    }
+
+    fn list(&self) -> &DepList {
+        self.list
+            .get_or_init(|| read_list(self.reader, &self.dep_list, &self.build_root))
+    }
+
+    /// Reads depfiles until none is left; returns what this thread read.
+    pub fn work(&self) -> Worker {
+        const BLOCK: usize = 8;
+        let mut w = Worker::default();
+        let list = self.list();
+        if list.failed {
+            return w;
+        }
+        let scope = Scope::new(&self.source_root, &self.build_root);
+        loop {
+            let start = self
+                .next
+                .fetch_add(BLOCK, std::sync::atomic::Ordering::Relaxed);
+            let Some(block) = list
+                .entries
+                .get(start..(start + BLOCK).min(list.entries.len()))
+            else {
+                break;
+            };
+            if block.is_empty() {
+                break;
+            }
+            for (k, d) in block.iter().enumerate() {
+                let parsed = read_one(self.reader, d, scope, guessed_dir(d), &self.shared, &mut w);
+                w.results.push((start + k, parsed));
+            }
+        }
+        w
+    }
+
+    /// Reads everything on all cores.
+    pub fn read_all(&self) -> Pending<'_> {
+        let workers = std::thread::scope(|s| {
+            let helpers: Vec<_> = (1..super::threads())
+                .map(|_| s.spawn(|| self.work()))
+                .collect();
+            let mut workers = vec![self.work()];
+            for h in helpers {
+                match h.join() {
+                    Ok(w) => workers.push(w),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            workers
+        });
+        self.pending(workers)
+    }
+
+    /// What `workers` (every thread that called [`ReadJob::work`], once all
+    /// of them returned) read, by entry.
+    pub fn pending(&self, workers: Vec<Worker>) -> Pending<'_> {
+        let list = self.list();
+        let mut p = Pending {
+            job: self,
+            results: std::iter::repeat_with(|| None)
+                .take(list.entries.len())
+                .collect(),
+            created: Vec::new(),
+        };
+        for w in workers {
+            for (i, r) in w.results {
+                if let Some(slot) = p.results.get_mut(i) {
+                    *slot = Some(r);
+                }
+            }
+            p.created.extend(w.created);
+        }
+        p
+    }
+}
+
+/// Depfiles read and parsed before the codemodel is known.
+pub struct Pending<'j> {
+    job: &'j ReadJob<'j>,
+    /// By entry index.
+    results: Vec<Option<Result<Parsed, Gap>>>,
+    created: Vec<(FileId, String, FileStat)>,
+}
+
+impl Pending<'_> {
     /// Maps every depfile read to its owner target and audits the whole
     /// evidence against `model` (coverage excepted: see [`coverage_gaps`]).
     /// When the codemodel's roots are not the ones the depfiles were read
@@ -768,16 +856,18 @@ impl Pending {
         model: &Codemodel,
         sources: &SourceIndex<'_>,
     ) -> (DepEvidence, Vec<Gap>) {
-        if self.source_root != model.source_root || self.build_root != model.build_root {
-            return load(reader, &self.dep_list, model);
+        let job = self.job;
+        if job.source_root != model.source_root || job.build_root != model.build_root {
+            return load(reader, &job.dep_list, model);
         }
         let ev = DepEvidence::default();
-        let mut gaps = self.list_gaps;
-        if self.list_failed {
+        let list = job.list();
+        let mut gaps = list.gaps.clone();
+        if list.failed {
             return (ev, gaps);
         }
-        let entries = self.entries;
-        let shared = self.shared;
+        let entries = &list.entries;
+        let shared = &job.shared;
         let mut created_list = self.created;
         let scope = Scope::new(&model.source_root, &model.build_root);
         let max_path = reader.limits().max_path_len;
@@ -810,7 +900,7 @@ impl Pending {
                     Mapped::Again(target)
                 }
                 Some(Ok(p)) => {
-                    Mapped::Checked(target, check_unit(d, model, target, max_path, p, &sources))
+                    Mapped::Checked(target, check_unit(d, model, target, max_path, p, sources))
                 }
                 Some(Err(g)) => Mapped::Checked(target, Err(g.clone())),
                 // Every entry is read; were one not, it would be missing evidence, never empty.
@@ -832,9 +922,9 @@ impl Pending {
                 Mapped::Checked(target, checked) => (target, result, checked),
                 Mapped::Again(target) => {
                     let dir = &model.targets[target].dir_build;
-                    let parsed = read_one(reader, d, scope, dir, &shared, &mut again);
+                    let parsed = read_one(reader, d, scope, dir, shared, &mut again);
                     let checked = match &parsed {
-                        Ok(p) => check_unit(d, model, target, max_path, p, &sources),
+                        Ok(p) => check_unit(d, model, target, max_path, p, sources),
                         Err(g) => Err(g.clone()),
                     };
                     (target, Some(parsed), checked)
@@ -860,13 +950,16 @@ impl Pending {
             }
         }
         created_list.extend(again.created);
-        let n_ids = shared.next.into_inner().min(u64::from(OUTSIDE)) as usize;
+        let n_ids = shared
+            .next
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .min(u64::from(OUTSIDE)) as usize;
         let mut created: Vec<Option<(String, FileStat)>> =
             std::iter::repeat_with(|| None).take(n_ids).collect();
         for (id, path, st) in created_list {
             created[id as usize] = Some((path, st));
         }
-        audit(model, &entries, units, created, ev, gaps)
+        audit(model, entries, units, created, ev, gaps)
     }
 }
 
@@ -1192,8 +1285,10 @@ mod tests {
         let t = tree();
         let reader = Reader::new(Limits::default());
         // As when --source-dir/--build-dir spell the roots differently from the codemodel.
-        let pending = read_all(&reader, &t.dep_list, ("/elsewhere/src", "/elsewhere/build"));
-        let (ev, gaps) = pending.finish(&reader, &t.model, &SourceIndex::new(&t.model));
+        let job = ReadJob::new(&reader, &t.dep_list, ("/elsewhere/src", "/elsewhere/build"));
+        let (ev, gaps) = job
+            .read_all()
+            .finish(&reader, &t.model, &SourceIndex::new(&t.model));
         assert!(gaps.is_empty(), "{gaps:?}");
         let source = t.model.targets[0].compiled[0].path.as_str();
         assert_eq!(prereq_paths(&ev), vec![source, t.header.as_str()]);

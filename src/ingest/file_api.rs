@@ -193,6 +193,8 @@ pub struct Request<'a> {
     pub build_dir: &'a str,
     /// `--config`.
     pub config: Option<&'a str>,
+    /// Threads to parse target objects on (at least one).
+    pub threads: usize,
 }
 
 // ---------------- raw wire structs ----------------
@@ -822,7 +824,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
 
     // Read, parse and convert every target object in parallel (they are independent files).
     let roots = (source_root.as_str(), build_root.as_str());
-    let converted: Vec<Result<Converted, Gap>> = super::par_map(&refs, |r| {
+    let converted: Vec<Result<Converted, Gap>> = super::par_map_n(req.threads, &refs, |r| {
         thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) });
         let mut local = Ctx {
             reader,

@@ -231,7 +231,8 @@ impl Reader {
     }
 }
 
-fn threads() -> usize {
+/// Worker threads to use: the available cores, at most eight.
+pub fn threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -247,8 +248,17 @@ pub fn par_each<T: Sync, S: Send>(
     make: impl Fn() -> S + Sync,
     f: impl Fn(&mut S, usize, &T) + Sync,
 ) -> Vec<S> {
+    par_each_n(threads(), items, make, f)
+}
+
+/// [`par_each`] on at most `n` threads (one when `n` is 0).
+pub fn par_each_n<T: Sync, S: Send>(
+    n: usize,
+    items: &[T],
+    make: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, usize, &T) + Sync,
+) -> Vec<S> {
     const BLOCK: usize = 8;
-    let n = threads();
     if n <= 1 || items.len() < 2 * BLOCK {
         let mut s = make();
         for (i, t) in items.iter().enumerate() {
@@ -293,7 +303,12 @@ pub fn par_each<T: Sync, S: Send>(
 /// Evidence files are independent, so reading and parsing them in parallel is
 /// safe; results are returned in input order so output stays deterministic.
 pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let parts = par_each(items, Vec::new, |out: &mut Vec<(usize, R)>, i, t| {
+    par_map_n(threads(), items, f)
+}
+
+/// [`par_map`] on at most `n` threads (one when `n` is 0).
+pub fn par_map_n<T: Sync, R: Send>(n: usize, items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let parts = par_each_n(n, items, Vec::new, |out: &mut Vec<(usize, R)>, i, t| {
         out.push((i, f(t)))
     });
     let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
