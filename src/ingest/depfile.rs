@@ -666,7 +666,7 @@ fn read_list(reader: &Reader, dep_list: &str, build_root: &str) -> DepList {
     // One path per line; NUL-separated lists are accepted too. Relative lines are relative to the build root.
     let sep = if list.contains('\0') { '\0' } else { '\n' };
     let mut entries: Vec<String> = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen: crate::fasthash::FastSet<String> = crate::fasthash::FastSet::default();
     for line in list.split(sep) {
         let line = line.strip_suffix('\r').unwrap_or(line);
         if line.is_empty() {

@@ -16,10 +16,11 @@
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::time::SystemTime;
 
 use super::Reader;
+use crate::fasthash::{FastMap, FastSet};
 use crate::paths;
 use crate::reason::{Code, Gap};
 
@@ -151,7 +152,7 @@ pub struct Codemodel {
     /// Every reply file read, in read order (for input identity).
     pub files_read: Vec<String>,
     /// `<dir_build>/CMakeFiles/<name>.dir` → target index (Makefiles object directories).
-    pub object_dirs: crate::fasthash::FastMap<String, usize>,
+    pub object_dirs: FastMap<String, usize>,
 }
 
 impl Codemodel {
@@ -797,7 +798,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             ));
         }
     }
-    let mut id_to_index: HashMap<&str, usize> = HashMap::new();
+    let mut id_to_index: FastMap<&str, usize> = FastMap::default();
     for (i, r) in refs.iter().enumerate() {
         id_to_index.insert(r.id.as_str(), i);
     }
@@ -811,7 +812,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             ),
         ));
     }
-    let abstract_ids: HashSet<&str> = if minor >= 9 {
+    let abstract_ids: FastSet<&str> = if minor >= 9 {
         config
             .abstract_targets
             .iter()
@@ -819,7 +820,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             .map(|t| t.id.as_str())
             .collect()
     } else {
-        HashSet::new()
+        FastSet::default()
     };
 
     // Read, parse and convert every target object in parallel (they are independent files).
@@ -978,8 +979,8 @@ fn convert_target(
     t: RawTarget<'_>,
     file: &str,
     (source_root, build_root): (&str, &str),
-    id_to_index: &HashMap<&str, usize>,
-    abstract_ids: &HashSet<&str>,
+    id_to_index: &FastMap<&str, usize>,
+    abstract_ids: &FastSet<&str>,
 ) -> Result<Converted, Gap> {
     let mut gaps = Vec::new();
     let mut generated_files = Vec::new();
