@@ -74,7 +74,11 @@ pub fn join_fold(base: &str, path: &str) -> String {
         s.push_str(base);
         s.push('/');
         s.push_str(path);
-        fold(&s)
+        if is_folded(&s) {
+            s
+        } else {
+            fold(&s)
+        }
     }
 }
 
