@@ -168,10 +168,20 @@ impl<'m> Graph<'m> {
         }
     }
 
-    /// Targets that include a build-time generated header are opaque (their
-    /// code depends on what the build generates, which no depfile shows).
-    /// Their other reasons, found by [`Graph::new`], take precedence.
-    pub fn add_generated_includes(&mut self, deps: &DepEvidence) {
+    /// What the depfiles add to the graph:
+    /// - targets that include a build-time generated header are opaque (their
+    ///   code depends on what the build generates, which no depfile shows);
+    ///   their other reasons, found by [`Graph::new`], take precedence;
+    /// - a target with a compiled unit was built, whatever its declared
+    ///   artifact path says: a missing or misspelt artifact must not make a
+    ///   compiled executable or library look never built (see
+    ///   [`Graph::maybe_built`]).
+    pub fn add_depfile_evidence(&mut self, deps: &DepEvidence) {
+        for tu in &deps.tus {
+            if let Some(b) = self.built.get_mut(tu.target) {
+                *b = true;
+            }
+        }
         for (t, header) in &deps.generated_includes {
             self.opaque.entry(*t).or_insert(Opaque {
                 code: Code::GeneratedSource,
@@ -302,8 +312,9 @@ impl<'m> Graph<'m> {
         scope
     }
 
-    /// False only when the target declares artifacts and none of them exists on
-    /// disk (never built, e.g. EXCLUDE_FROM_ALL): then no test can run or load it.
+    /// False only when the target declares artifacts, none of them exists on
+    /// disk and no unit of it was compiled (never built, e.g. EXCLUDE_FROM_ALL):
+    /// then no test can run or load it.
     pub fn maybe_built(&self, t: usize) -> bool {
         self.built[t]
     }

@@ -283,7 +283,7 @@ fn analyse_evidence(
         let pending = job.pending(join_reading(helpers));
         let (deps, dep_gaps) = pending.finish(reader, &model, &sources);
         decision.extend(dep_gaps);
-        graph.add_generated_includes(&deps);
+        graph.add_depfile_evidence(&deps);
         decision.extend(config_gaps);
 
         // 5 (cont.). Find tests behind opaque boundaries.

@@ -605,6 +605,19 @@ fn m26_limits_exceeded() {
     );
 }
 
+/// A compiled executable whose declared artifact path is wrong (a corrupt or
+/// hand-edited reply) must not look never built: `tool.roundtrip` runs the
+/// real `datagen` by path, and a change `datagen` compiles in must not skip it.
+/// (Found by the byte-mutation property test.)
+#[test]
+fn a_compiled_target_with_a_misspelt_artifact_still_counts_as_built() {
+    let b = build_fixture(&[]);
+    b.edit_json(&b.reply_file("target-datagen-"), |v| {
+        v["artifacts"][0]["path"] = "tools/datagen/datgen".into();
+    });
+    assert_full_suite(&b.run(&[CORE_HPP], &[]), "RUNTIME_LOADED_TARGET");
+}
+
 /// One header listed under two spellings: the real one by `checksum.cpp`,
 /// and through a symlinked include directory by `test_header.cpp`. A change
 /// to the file, named by either spelling, must reach both units.

@@ -113,7 +113,19 @@ proptest! {
         let file = &guard.files[which % guard.files.len()];
         let orig = std::fs::read(file).unwrap();
         let mtime = filetime::FileTime::from_last_modification_time(&std::fs::metadata(file).unwrap());
-        std::fs::write(file, apply(&orig, &m)).unwrap();
+        let mutated = apply(&orig, &m);
+        // A mutated catalogue may rename a test (a byte of a name): then the
+        // old name cannot be selected, and only the tests it still lists count.
+        let listed: Vec<String> = if file.ends_with("ctest.json") {
+            serde_json::from_slice::<serde_json::Value>(&mutated)
+                .ok()
+                .and_then(|v| v["tests"].as_array().cloned())
+                .map(|tests| tests.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect())
+                .unwrap_or_default()
+        } else {
+            ALL_TESTS.iter().map(|s| s.to_string()).collect()
+        };
+        std::fs::write(file, &mutated).unwrap();
         filetime::set_file_mtime(file, mtime).unwrap();
 
         let (code, names) = run_in_process(b, "libs/core/include/core/core.hpp");
@@ -125,10 +137,10 @@ proptest! {
         prop_assert!(matches!(code, 0 | 3 | 4), "exit {} for {:?} on {}", code, m, file.display());
         prop_assert!(matches!(code_fb, 3 | 4), "fallback baseline became exit {} for {:?} on {}", code_fb, m, file.display());
         if code == 0 {
-            let omitted = ALL_TESTS.len() - names.len();
+            let omitted = listed.len().saturating_sub(names.len());
             let base_omitted = ALL_TESTS.len() - base_names.len();
             prop_assert!(omitted <= base_omitted, "mutation {:?} of {} omitted {} tests (baseline {}): {:?}", m, file.display(), omitted, base_omitted, names);
-            for n in &base_names {
+            for n in base_names.iter().filter(|n| listed.contains(n)) {
                 prop_assert!(names.contains(n), "mutation {:?} of {} dropped {}", m, file.display(), n);
             }
         }
