@@ -3605,6 +3605,11 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
             out.display()
         ),
     )?;
+    // Like every other file, the stamp has a fixed timestamp: equal inputs, equal tree.
+    filetime::set_file_mtime(
+        out.join("synth-stamp.txt"),
+        filetime::FileTime::from_unix_time(T0, 0),
+    )?;
     Ok(sum)
 }
 

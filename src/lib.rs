@@ -138,18 +138,24 @@ pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
         Reader::new(req.limits.clone())
     };
     // 2. The catalogue, early: it decides whether any list can be emitted.
-    // Read first and alone, so what it says never depends on timing.
-    let (catalogue, catalogue_gap) =
-        match ingest::ctest::load(&reader, &req.ctest_json, &req.build_dir) {
-            Ok(c) => (Some(c), None),
-            Err(g) => (None, Some(g)),
-        };
+    // Its bytes are read first and alone, so what it says never depends on
+    // timing; it is parsed while the depfiles are already being read.
+    let ctest_bytes = reader.read(&req.ctest_json).map_err(|e| {
+        e.gap(
+            &req.ctest_json,
+            Code::CtestUnreadable,
+            Code::CtestLimitExceeded,
+        )
+    });
+    let mut catalogue = None;
+    let mut catalogue_gap = None;
     let mut a = analyse_evidence(
         req,
         policy,
         &reader,
-        catalogue.as_ref(),
-        catalogue_gap.clone(),
+        ctest_bytes,
+        &mut catalogue,
+        &mut catalogue_gap,
     );
     if reader.total_exceeded() {
         stop_at_total_limit(&mut a, &reader, catalogue.as_ref(), catalogue_gap);
@@ -206,8 +212,9 @@ fn analyse_evidence(
     req: &cli::Request,
     policy: Policy,
     reader: &Reader,
-    catalogue: Option<&ingest::ctest::Catalogue>,
-    catalogue_gap: Option<Gap>,
+    ctest_bytes: Result<Vec<u8>, Gap>,
+    catalogue_slot: &mut Option<ingest::ctest::Catalogue>,
+    catalogue_gap: &mut Option<Gap>,
 ) -> Analysis {
     let changed_raw: Vec<String> = req
         .changed
@@ -215,7 +222,6 @@ fn analyse_evidence(
         .map(|c| c.to_string_lossy().into_owned())
         .collect();
     let mut decision = Decision::default();
-    decision.extend(catalogue_gap);
     let mut a = Analysis {
         outcome: Outcome::InternalError("analysis did not finish".into()),
         verdicts: Vec::new(),
@@ -227,9 +233,6 @@ fn analyse_evidence(
         evidence: Vec::new(),
         policy,
     };
-    let all: Option<Vec<String>> =
-        catalogue.map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
-
     // 3-7. The codemodel, with the depfiles (the bulk of the evidence) read
     // at the same time; mapping them to targets waits for the codemodel.
     // Without a codemodel the depfiles are still read to the end, so the
@@ -242,6 +245,24 @@ fn analyse_evidence(
         let helpers: Vec<_> = (1..ingest::threads())
             .map(|_| s.spawn(|| job.work()))
             .collect();
+        let parsed = ctest_bytes.and_then(|bytes| {
+            ingest::ctest::parse(
+                &bytes,
+                &req.ctest_json,
+                &req.build_dir,
+                req.limits.max_tests,
+            )
+        });
+        let catalogue = match parsed {
+            Ok(c) => Some(&*catalogue_slot.insert(c)),
+            Err(g) => {
+                *catalogue_gap = Some(g.clone());
+                decision.require_full(g);
+                None
+            }
+        };
+        let all: Option<Vec<String>> =
+            catalogue.map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
         let join_reading = |helpers: Vec<std::thread::ScopedJoinHandle<'_, _>>| {
             let mut workers = vec![job.work()];
             for h in helpers {

@@ -12,7 +12,6 @@
 use serde::Deserialize;
 use std::collections::HashSet;
 
-use super::Reader;
 use crate::reason::{Code, Gap};
 
 /// One registered test.
@@ -91,16 +90,8 @@ fn string_list(prop: &str, test: &str, v: &serde_json::Value) -> Result<Vec<Stri
     }
 }
 
-/// Loads and audits the catalogue at `path`. `build_dir` (folded) is used to
-/// tell an empty suite from a build tree without tests.
-pub fn load(reader: &Reader, path: &str, build_dir: &str) -> Result<Catalogue, Gap> {
-    let bytes = reader
-        .read(path)
-        .map_err(|e| e.gap(path, Code::CtestUnreadable, Code::CtestLimitExceeded))?;
-    parse(&bytes, path, build_dir, reader.limits().max_tests)
-}
-
-/// Parses and audits catalogue bytes (see [`load`]).
+/// Parses and audits the catalogue's bytes (read from `origin`). `build_dir`
+/// (folded) is used to tell an empty suite from a build tree without tests.
 pub fn parse(
     bytes: &[u8],
     origin: &str,
