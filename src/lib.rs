@@ -263,16 +263,6 @@ fn analyse_evidence(
         };
         let all: Option<Vec<String>> =
             catalogue.map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
-        let join_reading = |helpers: Vec<std::thread::ScopedJoinHandle<'_, _>>| {
-            let mut workers = vec![job.work()];
-            for h in helpers {
-                match h.join() {
-                    Ok(w) => workers.push(w),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-            workers
-        };
         let fa = ingest::file_api::load(
             reader,
             &ingest::file_api::Request {
@@ -285,7 +275,7 @@ fn analyse_evidence(
         );
         decision.extend(fa.gaps);
         let Some(model) = fa.model else {
-            drop(join_reading(helpers));
+            drop(job.work_and_join(helpers));
             a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
             a.verdicts = fallback_verdicts(&a.outcome, catalogue);
             a.evidence = reader.digests();
@@ -301,7 +291,7 @@ fn analyse_evidence(
         let sources = ingest::depfile::SourceIndex::new(&model);
 
         // 6-7. Dependency files: mapping, completeness, freshness.
-        let pending = job.pending(join_reading(helpers));
+        let pending = job.pending(job.work_and_join(helpers));
         let (deps, dep_gaps) = pending.finish(reader, &model, &sources);
         decision.extend(dep_gaps);
         graph.add_depfile_evidence(&deps);

@@ -802,16 +802,26 @@ impl<'r> ReadJob<'r> {
             let helpers: Vec<_> = (1..super::threads())
                 .map(|_| s.spawn(|| self.work()))
                 .collect();
-            let mut workers = vec![self.work()];
-            for h in helpers {
-                match h.join() {
-                    Ok(w) => workers.push(w),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-            workers
+            self.work_and_join(helpers)
         });
         self.pending(workers)
+    }
+
+    /// Reads on this thread too until nothing is left, then waits for the
+    /// `helpers` (threads running [`ReadJob::work`]); a helper's panic is
+    /// raised here. Returns every thread's worker.
+    pub fn work_and_join(
+        &self,
+        helpers: Vec<std::thread::ScopedJoinHandle<'_, Worker>>,
+    ) -> Vec<Worker> {
+        let mut workers = vec![self.work()];
+        for h in helpers {
+            match h.join() {
+                Ok(w) => workers.push(w),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        workers
     }
 
     /// What `workers` (every thread that called [`ReadJob::work`], once all

@@ -437,11 +437,7 @@ fn skip_plain_sse2(bytes: &[u8], mut i: usize) -> usize {
         }
         i += 16;
     }
-    let rest = bytes.get(i..).unwrap_or_default();
-    i + rest
-        .iter()
-        .position(|&b| !PLAIN[usize::from(b)])
-        .unwrap_or(rest.len())
+    skip_plain_bytewise(bytes, i)
 }
 
 /// Portable [`skip_plain`].
@@ -467,6 +463,11 @@ fn skip_plain_swar(bytes: &[u8], mut i: usize) -> usize {
         }
         i += 8;
     }
+    skip_plain_bytewise(bytes, i)
+}
+
+/// [`skip_plain`] one byte at a time, with the table (the tail of the fast scans).
+fn skip_plain_bytewise(bytes: &[u8], i: usize) -> usize {
     let rest = bytes.get(i..).unwrap_or_default();
     i + rest
         .iter()
