@@ -921,16 +921,19 @@ impl Pending<'_> {
             }
         });
         let mut again = Worker::default();
+        let mut clean = true;
         let mut units: Vec<(usize, LocalUnit)> = Vec::with_capacity(entries.len());
         for (i, (m, result)) in mapped.into_iter().zip(results).enumerate() {
             let d = &entries[i];
             let (target, parsed, checked) = match m {
                 Mapped::Unmapped(g) => {
+                    clean = false;
                     gaps.push(g);
                     continue;
                 }
                 Mapped::Checked(target, checked) => (target, result, checked),
                 Mapped::Again(target) => {
+                    clean = false;
                     let dir = &model.targets[target].dir_build;
                     let parsed = read_one(reader, d, scope, dir, shared, &mut again);
                     let checked = match &parsed {
@@ -952,9 +955,13 @@ impl Pending<'_> {
                         prereqs: p.prereqs,
                     },
                 )),
-                (Err(g), _) => gaps.push(g),
+                (Err(g), _) => {
+                    clean = false;
+                    gaps.push(g)
+                }
                 // Checked only after a clean read; were it not, missing evidence.
                 (Ok(_), _) => {
+                    clean = false;
                     gaps.push(Gap::new(Code::DepFileUnreadable, format!("{d}: not read")))
                 }
             }
@@ -969,7 +976,7 @@ impl Pending<'_> {
         for (id, path, st) in created_list {
             created[id as usize] = Some((path, st));
         }
-        audit(model, entries, units, created, ev, gaps)
+        audit(model, entries, units, created, clean, ev, gaps)
     }
 }
 
@@ -979,9 +986,24 @@ fn audit(
     entries: &[String],
     units: Vec<(usize, LocalUnit)>,
     created: Vec<Option<(String, FileStat)>>,
+    clean: bool,
     mut ev: DepEvidence,
     mut gaps: Vec<Gap>,
 ) -> (DepEvidence, Vec<Gap>) {
+    // Only files a mapped unit lists are evidence. When a depfile was
+    // rejected or read again, the table also holds what it named (or named
+    // under a wrong guess of its directory): leave those out of the index,
+    // or a change to such a file would pass for a known header.
+    let used: Option<Vec<bool>> = (!clean).then(|| {
+        let mut used = vec![false; created.len()];
+        for (_, u) in &units {
+            for &id in &u.prereqs {
+                used[id as usize] = true;
+            }
+        }
+        used
+    });
+    let listed = |id: usize| used.as_ref().is_none_or(|u| u[id]);
     // Ids stay as the shared table gave them: which worker met a file first
     // decides its number, so nothing may depend on the order of ids.
     let mut stats: Vec<FileStat> = Vec::with_capacity(created.len());
@@ -1006,7 +1028,7 @@ fn audit(
         let index = s.spawn(|| {
             let mut m: FastMap<String, FileId> = FastMap::default();
             m.reserve(files.len());
-            for (id, f) in files.iter().enumerate() {
+            for (id, f) in files.iter().enumerate().filter(|(id, _)| listed(*id)) {
                 m.insert(f.clone(), id as FileId);
             }
             m
@@ -1075,7 +1097,7 @@ fn audit(
     ev.by_path = by_path;
     // Aliases: the real spelling of files reached through symlinks inside the tree.
     for (id, st) in stats.into_iter().enumerate() {
-        if let Some(real) = st.real {
+        if let Some(real) = st.real.filter(|_| listed(id)) {
             ev.aliases.entry(real).or_default().push(id as FileId);
         }
     }
@@ -1230,11 +1252,16 @@ mod tests {
         std::fs::write(format!("{src}/a.cpp"), "int a;\n").expect("write");
         let header = format!("{dir_build}/gen.h");
         std::fs::write(&header, "\n").expect("write");
+        // `src/x.h` is `<dir_build>/src/x.h`; the wrong guess of the directory
+        // would make it `<root>/src/x.h`, a real file of the source tree.
+        std::fs::create_dir_all(format!("{dir_build}/src")).expect("mkdir");
+        std::fs::write(format!("{dir_build}/src/x.h"), "\n").expect("write");
+        std::fs::write(format!("{src}/x.h"), "\n").expect("write");
         // Written last, so it is no older than its prerequisites.
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::write(
             format!("{obj_dir}/a.cpp.o.d"),
-            format!("sub/CMakeFiles/t.dir/a.cpp.o: {src}/a.cpp \\\n gen.h /usr/include/stdio.h\n"),
+            format!("sub/CMakeFiles/t.dir/a.cpp.o: {src}/a.cpp \\\n gen.h /usr/include/stdio.h src/x.h\n"),
         )
         .expect("write");
         let dep_list = format!("{root}/deps.txt");
@@ -1286,8 +1313,17 @@ mod tests {
         assert!(gaps.is_empty(), "{gaps:?}");
         assert_eq!(ev.tus.len(), 1);
         let source = t.model.targets[0].compiled[0].path.as_str();
-        assert_eq!(prereq_paths(&ev), vec![source, t.header.as_str()]);
-        assert_eq!(ev.by_path.get(&t.header), Some(&1));
+        let built_x = format!("{}/src/x.h", t.model.targets[0].dir_build);
+        assert_eq!(
+            prereq_paths(&ev),
+            vec![source, t.header.as_str(), built_x.as_str()]
+        );
+        assert!(ev.by_path.contains_key(&t.header));
+        assert!(ev.by_path.contains_key(&built_x));
+        // What the wrong guess named is no evidence: a change to it must stay unknown.
+        let decoy = format!("{}/x.h", t.model.source_root);
+        assert!(!ev.by_path.contains_key(&decoy), "{:?}", ev.by_path.keys());
+        assert!(ev.ids_of(&decoy, None).is_empty());
     }
 
     #[test]
@@ -1301,6 +1337,10 @@ mod tests {
             .finish(&reader, &t.model, &SourceIndex::new(&t.model));
         assert!(gaps.is_empty(), "{gaps:?}");
         let source = t.model.targets[0].compiled[0].path.as_str();
-        assert_eq!(prereq_paths(&ev), vec![source, t.header.as_str()]);
+        let built_x = format!("{}/src/x.h", t.model.targets[0].dir_build);
+        assert_eq!(
+            prereq_paths(&ev),
+            vec![source, t.header.as_str(), built_x.as_str()]
+        );
     }
 }
