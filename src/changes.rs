@@ -289,27 +289,24 @@ fn classify_one(
         );
     }
     let ids = evidence.ids_of(&abs, real_abs.as_deref());
-    match ids.len() {
-        _ if ids.iter().any(|id| main_sources.contains(id)) => Changed {
-            display,
-            real_display,
-            class: Class::Source,
-            evidence: "main source of a translation unit".into(),
-            files: ids,
-            gap: None,
-        },
-        1.. => Changed {
-            display,
-            real_display,
-            class: Class::Header,
-            evidence: "prerequisite in dependency files".into(),
-            files: ids,
-            gap: None,
-        },
-        0 => unresolved(
+    if ids.is_empty() {
+        return unresolved(
             display,
             Code::ChangeUnknown,
             "not in any dependency file; it may feed code generation, configuration or a test at run time".into(),
-        ),
+        );
+    }
+    let (class, evidence) = if ids.iter().any(|id| main_sources.contains(id)) {
+        (Class::Source, "main source of a translation unit")
+    } else {
+        (Class::Header, "prerequisite in dependency files")
+    };
+    Changed {
+        display,
+        real_display,
+        class,
+        evidence: evidence.into(),
+        files: ids,
+        gap: None,
     }
 }

@@ -593,22 +593,22 @@ pub fn impact(
             | TargetKind::Utility => {}
         }
     }
-    out.affected = affected
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| **a)
-        .map(|(i, _)| i)
-        .collect();
-    out.selected = selected
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| **s)
-        .map(|(i, _)| i)
-        .collect();
+    out.affected = set_indices(&affected);
+    out.selected = set_indices(&selected);
     out.chains.sort();
     out.units.sort_unstable();
     out.units.dedup();
     out.direct.sort_unstable();
     out.direct.dedup();
     out
+}
+
+/// The indices whose flag is set, ascending.
+fn set_indices(flags: &[bool]) -> Vec<usize> {
+    flags
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| **f)
+        .map(|(i, _)| i)
+        .collect()
 }

@@ -44,8 +44,12 @@ pub struct Tu {
 #[derive(Debug, Default)]
 pub struct DepEvidence {
     /// Interned project files (absolute folded paths); index = [`FileId`].
+    /// Ids are numbered as the reading threads met the files, so nothing may
+    /// depend on their order. After a rejected or re-read depfile some
+    /// entries are listed by no unit; only [`DepEvidence::by_path`] and
+    /// [`DepEvidence::aliases`] say which files are evidence.
     pub files: Vec<String>,
-    /// Path → id (the spellings the depfiles use).
+    /// Path → id (the spellings the depfiles use), for files some unit lists.
     pub by_path: FastMap<String, FileId>,
     /// Real path → the files reached through a symlink that resolve to it.
     /// One physical file may be listed under several spellings; a change to
@@ -980,7 +984,8 @@ impl Pending<'_> {
     }
 }
 
-/// Numbers the files of the mapped units, checks duplicates and freshness.
+/// Builds the evidence from the mapped units: the file table and its index,
+/// duplicate and freshness checks, symlink aliases and generated headers.
 fn audit(
     model: &Codemodel,
     entries: &[String],

@@ -239,20 +239,11 @@ pub fn threads() -> usize {
         .min(8)
 }
 
-/// Runs `f(state, index, item)` over every item on all cores. Threads pull
+/// Runs `f(state, index, item)` over every item on at most `n` threads (one when `n` is 0). Threads pull
 /// small blocks of indices from a shared counter (so one slow file cannot leave
 /// a core idle), each with its own `state` from `make`; returns the states.
 /// Callers that need a deterministic order sort by the indices they record.
-pub fn par_each<T: Sync, S: Send>(
-    items: &[T],
-    make: impl Fn() -> S + Sync,
-    f: impl Fn(&mut S, usize, &T) + Sync,
-) -> Vec<S> {
-    par_each_n(threads(), items, make, f)
-}
-
-/// [`par_each`] on at most `n` threads (one when `n` is 0).
-pub fn par_each_n<T: Sync, S: Send>(
+fn par_each_n<T: Sync, S: Send>(
     n: usize,
     items: &[T],
     make: impl Fn() -> S + Sync,
