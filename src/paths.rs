@@ -23,25 +23,27 @@ pub fn fold(path: &str) -> String {
     if is_folded(path) {
         return path.to_owned();
     }
-    let mut out: Vec<&str> = Vec::new();
+    let mut out = String::with_capacity(path.len());
+    push_folded(&mut out, path);
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// Appends the segments of `path` to `out` (itself folded, without a trailing
+/// slash; empty for `/`), folding `.`, `..` and empty segments on the way.
+fn push_folded(out: &mut String, path: &str) {
     for seg in path.split('/') {
         match seg {
             "" | "." => {}
-            ".." => {
-                out.pop();
+            ".." => out.truncate(out.rfind('/').unwrap_or(0)),
+            s => {
+                out.push('/');
+                out.push_str(s);
             }
-            s => out.push(s),
         }
     }
-    let mut s = String::with_capacity(path.len());
-    for seg in &out {
-        s.push('/');
-        s.push_str(seg);
-    }
-    if s.is_empty() {
-        s.push('/');
-    }
-    s
 }
 
 /// Fast check that an absolute path is already in folded form: no `//`, no
@@ -74,11 +76,15 @@ pub fn join_fold(base: &str, path: &str) -> String {
         s.push_str(base);
         s.push('/');
         s.push_str(path);
-        if is_folded(&s) {
-            s
-        } else {
-            fold(&s)
+        if !is_folded(&s) {
+            s.clear();
+            push_folded(&mut s, base);
+            push_folded(&mut s, path);
+            if s.is_empty() {
+                s.push('/');
+            }
         }
+        s
     }
 }
 
@@ -175,6 +181,10 @@ mod tests {
             ("/a/..b/c", "/a/..b/c"),
             ("/a/.b", "/a/.b"),
             ("/a/b c/d", "/a/b c/d"),
+            ("/..", "/"),
+            ("/a/../..", "/"),
+            ("//", "/"),
+            ("/a/../b/../../c/./", "/c"),
         ] {
             assert_eq!(fold(input), want, "{input}");
         }
@@ -203,6 +213,18 @@ mod tests {
             proptest::prop_assert!(f == "/" || !f.ends_with('/'));
             proptest::prop_assert!(!f.split('/').any(|s| s == "." || s == ".."));
             proptest::prop_assert_eq!(is_folded(&p), fold(&p) == p);
+        }
+
+        #[test]
+        fn join_fold_is_fold_of_the_join(
+            base in proptest::collection::vec("(\\.|\\.\\.|[a-z]{0,2})", 0..5),
+            rel in proptest::collection::vec("(\\.|\\.\\.|[a-z]{0,2})", 1..5),
+        ) {
+            let base = format!("/{}", base.join("/"));
+            let rel = rel.join("/");
+            if !rel.starts_with('/') {
+                proptest::prop_assert_eq!(join_fold(&base, &rel), fold(&format!("{base}/{rel}")));
+            }
         }
     }
 }

@@ -387,8 +387,15 @@ struct RawFragment<'a> {
     #[serde(borrow)]
     fragment: Cow<'a, str>,
     #[serde(default, borrow)]
-    role: Option<Cow<'a, str>>,
+    role: Option<Borrowed<'a>>,
 }
+
+/// A string borrowed from the read buffer where JSON escapes allow it. serde
+/// borrows a `Cow<str>` only when it is a field's whole type: inside an
+/// `Option` it would always allocate, so optional strings use this.
+#[derive(Deserialize)]
+#[serde(transparent)]
+struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
 
 #[derive(Deserialize)]
 struct RawPathEntry<'a> {
@@ -1057,7 +1064,7 @@ fn convert_target(
         .unwrap_or_default()
         .into_iter()
         .filter(|f| {
-            f.role.as_deref() == Some("libraries")
+            f.role.as_ref().map(|r| &*r.0) == Some("libraries")
                 && !f.fragment.is_empty()
                 && !f.fragment.starts_with('-')
         })
@@ -1081,4 +1088,23 @@ fn convert_target(
         gaps,
         files_read: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_strings_borrow_unless_escaped() {
+        let json = br#"{"fragment": "../lib/libx.a", "role": "libraries"}"#;
+        let f: RawFragment<'_> = serde_json::from_slice(json).unwrap();
+        assert!(matches!(f.fragment, Cow::Borrowed("../lib/libx.a")));
+        assert!(matches!(f.role, Some(Borrowed(Cow::Borrowed("libraries")))));
+        let json = br#"{"fragment": "a\"b", "role": "li\u0062raries"}"#;
+        let f: RawFragment<'_> = serde_json::from_slice(json).unwrap();
+        assert_eq!(f.fragment, "a\"b");
+        assert!(matches!(f.role, Some(Borrowed(Cow::Owned(ref r))) if r == "libraries"));
+        let f: RawFragment<'_> = serde_json::from_slice(br#"{"fragment": "-lm"}"#).unwrap();
+        assert!(f.role.is_none());
+    }
 }
