@@ -352,7 +352,7 @@ fn analyse_evidence(
         let main_sources: fasthash::FastSet<ingest::depfile::FileId> = deps
             .tus
             .iter()
-            .filter_map(|tu| deps.by_path.get(&tu.source).copied())
+            .filter_map(|tu| deps.id_of(&tu.source))
             .collect();
         let roots = changes::Roots {
             user_source: &req.source_dir,
@@ -427,17 +427,9 @@ fn analyse_evidence(
         };
         a.evidence = reader.digests();
         drop(graph);
-        drop_in_background((model, deps, mappings, impact.units, impact.affected));
+        ingest::drop_in_background((model, deps, mappings, impact.units, impact.affected));
         a
     })
-}
-
-/// Frees `heavy` (the evidence: hundreds of thousands of small allocations at
-/// monorepo scale) on a helper thread, so the report is not held up by it. A
-/// process that exits right after does not wait for the helper; if no thread
-/// can be started, it is freed here.
-fn drop_in_background<T: Send + 'static>(heavy: T) {
-    let _ = std::thread::Builder::new().spawn(move || drop(heavy));
 }
 
 fn apply_policy(

@@ -50,7 +50,7 @@ pub struct DepEvidence {
     /// [`DepEvidence::aliases`] say which files are evidence.
     pub files: Vec<String>,
     /// Path → id (the spellings the depfiles use), for files some unit lists.
-    pub by_path: FastMap<String, FileId>,
+    by_path: PathIndex,
     /// Real path → the files reached through a symlink that resolve to it.
     /// One physical file may be listed under several spellings; a change to
     /// it is a change to every one of them (see [`DepEvidence::ids_of`]).
@@ -68,12 +68,59 @@ impl DepEvidence {
     pub fn ids_of(&self, path: &str, real: Option<&str>) -> Vec<FileId> {
         let mut ids = Vec::new();
         for p in std::iter::once(path).chain(real) {
-            ids.extend(self.by_path.get(p).copied());
+            ids.extend(self.id_of(p));
             ids.extend(self.aliases.get(p).into_iter().flatten().copied());
         }
         ids.sort_unstable();
         ids.dedup();
         ids
+    }
+}
+
+impl DepEvidence {
+    /// The id of the file some unit lists under the spelling `path`.
+    pub fn id_of(&self, path: &str) -> Option<FileId> {
+        self.by_path.get(&self.files, path)
+    }
+}
+
+/// An index from path to id that holds no copy of the paths: ids by a hash
+/// of the path, checked against the file table on every lookup.
+#[derive(Debug, Default)]
+struct PathIndex {
+    by_hash: FastMap<u64, FileId>,
+    /// Ids whose hash another path already took (practically never).
+    spill: Vec<FileId>,
+}
+
+impl PathIndex {
+    /// Indexes `files[id]` for every id where `keep(id)`.
+    fn new(files: &[String], keep: impl Fn(usize) -> bool) -> Self {
+        let mut index = PathIndex::default();
+        index.by_hash.reserve(files.len());
+        for (id, f) in files.iter().enumerate().filter(|&(id, _)| keep(id)) {
+            match index.by_hash.entry(Self::hash(f)) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(id as FileId);
+                }
+                std::collections::hash_map::Entry::Occupied(_) => index.spill.push(id as FileId),
+            }
+        }
+        index
+    }
+
+    fn hash(path: &str) -> u64 {
+        use std::hash::BuildHasher;
+        std::hash::BuildHasherDefault::<crate::fasthash::FxHasher>::default().hash_one(path)
+    }
+
+    fn get(&self, files: &[String], path: &str) -> Option<FileId> {
+        let is = |id: FileId| files.get(id as usize).is_some_and(|f| f == path);
+        self.by_hash
+            .get(&Self::hash(path))
+            .copied()
+            .filter(|&id| is(id))
+            .or_else(|| self.spill.iter().copied().find(|&id| is(id)))
     }
 }
 
@@ -119,6 +166,28 @@ impl SharedFiles {
         map.insert(path.into(), id);
         Some((id, true))
     }
+
+    /// Ids handed out so far.
+    fn len(&self) -> usize {
+        self.next
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .min(u64::from(OUTSIDE)) as usize
+    }
+
+    /// Empties the table into the path of each id (moved, not copied); an id
+    /// without one (never: every id is inserted) gets an empty path.
+    fn take_paths(&self) -> Vec<String> {
+        let mut paths = vec![String::new(); self.len()];
+        for shard in &self.shards {
+            let map = std::mem::take(&mut *shard.lock().unwrap_or_else(|p| p.into_inner()));
+            for (path, id) in map {
+                if let Some(slot) = paths.get_mut(id as usize) {
+                    *slot = path.into_string();
+                }
+            }
+        }
+        paths
+    }
 }
 
 /// One worker's state: its token cache, the files it interned first (with
@@ -130,7 +199,8 @@ pub struct Worker {
     tokens: FastMap<Box<str>, FileId>,
     /// Reused key buffer for relative tokens.
     scratch: String,
-    created: Vec<(FileId, String, FileStat)>,
+    /// Files this worker interned first, with their stat.
+    created: Vec<(FileId, FileStat)>,
     results: Vec<(usize, Result<Parsed, Gap>)>,
     buf: Vec<u8>,
     /// `stamp[id] == serial`: `id` is already listed for the depfile being read.
@@ -247,7 +317,7 @@ impl Worker {
             }
             if created {
                 let st = stat_file(&abs);
-                self.created.push((id, abs.into_owned(), st));
+                self.created.push((id, st));
             }
             id
         } else {
@@ -305,11 +375,36 @@ struct LocalUnit {
     /// Index of the main source in the target's compiled sources.
     source_index: usize,
     source: String,
-    mtime: SystemTime,
     /// (device, inode) of the depfile, to catch one file listed under two spellings.
     identity: (u64, u64),
     /// Provisional ids, each once, in first-listed order.
     prereqs: Vec<FileId>,
+    /// Prerequisites newer than the depfile or without a timestamp, in order.
+    aged: Vec<Aged>,
+}
+
+/// A prerequisite whose timestamp does not show the depfile is fresh.
+#[derive(Clone, Copy)]
+enum Aged {
+    /// Modified after the depfile was written.
+    Newer(FileId),
+    /// No timestamp could be read.
+    Unknown(FileId),
+}
+
+/// The prerequisites of `p` whose timestamp is after the depfile's or
+/// unknown (`stats` by id; an id it does not hold counts as unknown).
+fn aged(p: &Parsed, stats: &[Option<FileStat>]) -> Vec<Aged> {
+    p.prereqs
+        .iter()
+        .filter_map(
+            |&id| match stats.get(id as usize).and_then(|s| s.as_ref()?.mtime) {
+                Some(t) if t <= p.mtime => None,
+                Some(_) => Some(Aged::Newer(id)),
+                None => Some(Aged::Unknown(id)),
+            },
+        )
+        .collect()
 }
 
 /// Streams one depfile's names: keeps the main rule's targets and first
@@ -839,14 +934,18 @@ impl<'r> ReadJob<'r> {
                 .collect(),
             created: Vec::new(),
         };
-        for w in workers {
-            for (i, r) in w.results {
+        let mut caches = Vec::with_capacity(workers.len());
+        for mut w in workers {
+            for (i, r) in std::mem::take(&mut w.results) {
                 if let Some(slot) = p.results.get_mut(i) {
                     *slot = Some(r);
                 }
             }
-            p.created.extend(w.created);
+            p.created.append(&mut w.created);
+            caches.push(w);
         }
+        // Tens of thousands of cached spellings: not worth waiting for.
+        super::drop_in_background(caches);
         p
     }
 }
@@ -856,7 +955,7 @@ pub struct Pending<'j> {
     job: &'j ReadJob<'j>,
     /// By entry index.
     results: Vec<Option<Result<Parsed, Gap>>>,
-    created: Vec<(FileId, String, FileStat)>,
+    created: Vec<(FileId, FileStat)>,
 }
 
 impl Pending<'_> {
@@ -874,7 +973,7 @@ impl Pending<'_> {
         if job.source_root != model.source_root || job.build_root != model.build_root {
             return load(reader, &job.dep_list, model);
         }
-        let ev = DepEvidence::default();
+        let mut ev = DepEvidence::default();
         let list = job.list();
         let mut gaps = list.gaps.clone();
         if list.failed {
@@ -882,7 +981,13 @@ impl Pending<'_> {
         }
         let entries = &list.entries;
         let shared = &job.shared;
-        let mut created_list = self.created;
+        // Every file met so far, with its stat, by id; the freshness of each
+        // unit is checked against it while units are mapped.
+        let mut stats: Vec<Option<FileStat>> =
+            std::iter::repeat_with(|| None).take(shared.len()).collect();
+        for (id, st) in self.created {
+            stats[id as usize] = Some(st);
+        }
         let scope = Scope::new(&model.source_root, &model.build_root);
         let max_path = reader.limits().max_path_len;
         let sources = &sources.0;
@@ -892,7 +997,7 @@ impl Pending<'_> {
         enum Mapped {
             Unmapped(Gap),
             Again(usize),
-            Checked(usize, Result<(usize, String), Gap>),
+            Checked(usize, Result<(usize, String, Vec<Aged>), Gap>),
         }
         let indices: Vec<usize> = (0..entries.len()).collect();
         let results = self.results;
@@ -913,9 +1018,11 @@ impl Pending<'_> {
                 {
                     Mapped::Again(target)
                 }
-                Some(Ok(p)) => {
-                    Mapped::Checked(target, check_unit(d, model, target, max_path, p, sources))
-                }
+                Some(Ok(p)) => Mapped::Checked(
+                    target,
+                    check_unit(d, model, target, max_path, p, sources)
+                        .map(|(i, source)| (i, source, aged(p, &stats))),
+                ),
                 Some(Err(g)) => Mapped::Checked(target, Err(g.clone())),
                 // Every entry is read; were one not, it would be missing evidence, never empty.
                 None => Mapped::Checked(
@@ -940,23 +1047,28 @@ impl Pending<'_> {
                     clean = false;
                     let dir = &model.targets[target].dir_build;
                     let parsed = read_one(reader, d, scope, dir, shared, &mut again);
+                    stats.resize_with(shared.len(), || None);
+                    for (id, st) in again.created.drain(..) {
+                        stats[id as usize] = Some(st);
+                    }
                     let checked = match &parsed {
-                        Ok(p) => check_unit(d, model, target, max_path, p, sources),
+                        Ok(p) => check_unit(d, model, target, max_path, p, sources)
+                            .map(|(i, source)| (i, source, aged(p, &stats))),
                         Err(g) => Err(g.clone()),
                     };
                     (target, Some(parsed), checked)
                 }
             };
             match (checked, parsed) {
-                (Ok((source_index, source)), Some(Ok(p))) => units.push((
+                (Ok((source_index, source, aged)), Some(Ok(p))) => units.push((
                     i,
                     LocalUnit {
                         target,
                         source_index,
                         source,
-                        mtime: p.mtime,
                         identity: p.identity,
                         prereqs: p.prereqs,
+                        aged,
                     },
                 )),
                 (Err(g), _) => {
@@ -970,17 +1082,19 @@ impl Pending<'_> {
                 }
             }
         }
-        created_list.extend(again.created);
-        let n_ids = shared
-            .next
-            .load(std::sync::atomic::Ordering::Relaxed)
-            .min(u64::from(OUTSIDE)) as usize;
-        let mut created: Vec<Option<(String, FileStat)>> =
-            std::iter::repeat_with(|| None).take(n_ids).collect();
-        for (id, path, st) in created_list {
-            created[id as usize] = Some((path, st));
-        }
-        audit(model, entries, units, created, clean, ev, gaps)
+        let files = shared.take_paths();
+        stats.resize_with(files.len(), || None);
+        let stats = stats
+            .into_iter()
+            .map(|st| {
+                st.unwrap_or(FileStat {
+                    mtime: None,
+                    real: None,
+                })
+            })
+            .collect();
+        ev.files = files;
+        audit(model, entries, units, stats, clean, ev, gaps)
     }
 }
 
@@ -990,7 +1104,7 @@ fn audit(
     model: &Codemodel,
     entries: &[String],
     units: Vec<(usize, LocalUnit)>,
-    created: Vec<Option<(String, FileStat)>>,
+    stats: Vec<FileStat>,
     clean: bool,
     mut ev: DepEvidence,
     mut gaps: Vec<Gap>,
@@ -1000,7 +1114,7 @@ fn audit(
     // under a wrong guess of its directory): leave those out of the index,
     // or a change to such a file would pass for a known header.
     let used: Option<Vec<bool>> = (!clean).then(|| {
-        let mut used = vec![false; created.len()];
+        let mut used = vec![false; ev.files.len()];
         for (_, u) in &units {
             for &id in &u.prereqs {
                 used[id as usize] = true;
@@ -1011,36 +1125,14 @@ fn audit(
     let listed = |id: usize| used.as_ref().is_none_or(|u| u[id]);
     // Ids stay as the shared table gave them: which worker met a file first
     // decides its number, so nothing may depend on the order of ids.
-    let mut stats: Vec<FileStat> = Vec::with_capacity(created.len());
-    ev.files.reserve(created.len());
-    for c in created {
-        let (path, st) = c.unwrap_or_else(|| {
-            (
-                String::new(),
-                FileStat {
-                    mtime: None,
-                    real: None,
-                },
-            )
-        });
-        ev.files.push(path);
-        stats.push(st);
-    }
     // The path index is built on a second core while units are checked.
     let files = &ev.files;
     let tus = &mut ev.tus;
     let by_path = std::thread::scope(|s| {
-        let index = s.spawn(|| {
-            let mut m: FastMap<String, FileId> = FastMap::default();
-            m.reserve(files.len());
-            for (id, f) in files.iter().enumerate().filter(|(id, _)| listed(*id)) {
-                m.insert(f.clone(), id as FileId);
-            }
-            m
-        });
+        let index = s.spawn(|| PathIndex::new(files, listed));
         let mut tu_of: FastMap<(usize, usize), usize> = FastMap::default();
         let mut identities: FastMap<(u64, u64), usize> = FastMap::default();
-        let mut file_mtime_needed: Vec<(usize, SystemTime)> = Vec::new(); // (tu index, depfile mtime)
+        let mut aged_units: Vec<(usize, Vec<Aged>)> = Vec::new(); // (tu index, its aged prerequisites)
         for (entry, u) in units {
             let d = &entries[entry];
             if let Some(prev) = identities.insert(u.identity, entry) {
@@ -1060,7 +1152,9 @@ fn audit(
                 ));
                 continue;
             }
-            file_mtime_needed.push((tus.len(), u.mtime));
+            if !u.aged.is_empty() {
+                aged_units.push((tus.len(), u.aged));
+            }
             tus.push(Tu {
                 target: u.target,
                 source: u.source,
@@ -1069,18 +1163,18 @@ fn audit(
             });
         }
 
-        // Freshness: every project prerequisite no newer than its depfile.
+        // Freshness: every project prerequisite no newer than its depfile
+        // (found while mapping; reported here, for the units kept, in order).
         let mut reported = HashSet::new();
-        for (tu_idx, dmtime) in file_mtime_needed {
+        for (tu_idx, aged) in aged_units {
             let tu = &tus[tu_idx];
-            for &id in &tu.prereqs {
-                match &stats[id as usize].mtime {
-                    Some(t) if t <= &dmtime => {}
-                    Some(_) => gaps.push(Gap::new(
+            for a in aged {
+                match a {
+                    Aged::Newer(id) => gaps.push(Gap::new(
                         Code::DepEvidenceStale,
                         format!("{} is newer than {}", files[id as usize], tu.depfile),
                     )),
-                    None => {
+                    Aged::Unknown(id) => {
                         if reported.insert(id) {
                             gaps.push(Gap::new(
                                 Code::DepPrereqUninspectable,
@@ -1192,6 +1286,23 @@ mod tests {
     use super::*;
     use crate::ingest::file_api::{CompiledSource, Target, TargetKind};
     use crate::ingest::Limits;
+
+    #[test]
+    fn path_index_checks_every_hit_against_the_file_table() {
+        let files: Vec<String> = ["/s/a.h", "/s/b.h", "/s/c.h"].map(String::from).into();
+        let index = PathIndex::new(&files, |id| id != 2);
+        assert_eq!(index.get(&files, "/s/a.h"), Some(0));
+        assert_eq!(index.get(&files, "/s/b.h"), Some(1));
+        assert_eq!(index.get(&files, "/s/c.h"), None, "not kept");
+        assert_eq!(index.get(&files, "/s/d.h"), None);
+        // A hash taken by another path: the slot's file does not match, so
+        // the spilled ids are searched.
+        let mut collided = PathIndex::default();
+        collided.by_hash.insert(PathIndex::hash("/s/b.h"), 0);
+        collided.spill.push(1);
+        assert_eq!(collided.get(&files, "/s/b.h"), Some(1));
+        assert_eq!(collided.get(&files, "/s/a.h"), None);
+    }
 
     #[test]
     fn may_hold_rejects_only_paths_that_start_with_neither_root() {
@@ -1323,11 +1434,11 @@ mod tests {
             prereq_paths(&ev),
             vec![source, t.header.as_str(), built_x.as_str()]
         );
-        assert!(ev.by_path.contains_key(&t.header));
-        assert!(ev.by_path.contains_key(&built_x));
+        assert!(ev.id_of(&t.header).is_some());
+        assert!(ev.id_of(&built_x).is_some());
         // What the wrong guess named is no evidence: a change to it must stay unknown.
         let decoy = format!("{}/x.h", t.model.source_root);
-        assert!(!ev.by_path.contains_key(&decoy), "{:?}", ev.by_path.keys());
+        assert!(ev.id_of(&decoy).is_none(), "{:?}", ev.files);
         assert!(ev.ids_of(&decoy, None).is_empty());
     }
 

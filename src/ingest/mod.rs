@@ -231,6 +231,14 @@ impl Reader {
     }
 }
 
+/// Frees `heavy` (hundreds of thousands of small allocations at monorepo
+/// scale) on a helper thread, so the caller is not held up by it. A process
+/// that exits right after does not wait for the helper; if no thread can be
+/// started, it is freed here.
+pub fn drop_in_background<T: Send + 'static>(heavy: T) {
+    let _ = std::thread::Builder::new().spawn(move || drop(heavy));
+}
+
 /// Worker threads to use: the available cores, at most eight.
 pub fn threads() -> usize {
     std::thread::available_parallelism()
