@@ -98,6 +98,13 @@ impl Hasher for FxHasher {
     }
 }
 
+/// The hash a [`FastMap`] keyed by strings gives `s`, for tables that keep
+/// the hash and not the string.
+pub fn hash_str(s: &str) -> u64 {
+    use std::hash::BuildHasher;
+    BuildHasherDefault::<FxHasher>::default().hash_one(s)
+}
+
 /// A `HashMap` using [`FxHasher`].
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 

@@ -352,7 +352,14 @@ fn analyse_evidence(
         let main_sources: fasthash::FastSet<ingest::depfile::FileId> = deps
             .tus
             .iter()
-            .filter_map(|tu| deps.id_of(&tu.source))
+            .filter_map(|tu| {
+                // The source is listed first; look it up only when it is not.
+                tu.prereqs
+                    .first()
+                    .copied()
+                    .filter(|&id| deps.files[id as usize] == tu.source)
+                    .or_else(|| deps.id_of(&tu.source))
+            })
             .collect();
         let roots = changes::Roots {
             user_source: &req.source_dir,

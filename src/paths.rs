@@ -139,6 +139,20 @@ pub fn join_fold(base: &str, path: &str) -> String {
     }
 }
 
+/// Whether [`join_fold`]`(base, path) == expected`, without building the
+/// join when `expected` (folded) is spelled as the plain join.
+pub fn joins_to(base: &str, path: &str, expected: &str) -> bool {
+    let plain = !path.starts_with('/')
+        && expected.len() == base.len() + 1 + path.len()
+        && expected.starts_with(base)
+        && expected.as_bytes()[base.len()] == b'/'
+        && expected.ends_with(path);
+    if plain && is_folded(expected) {
+        return true;
+    }
+    join_fold_cow(base, path) == expected
+}
+
 /// Like [`join_fold`], but borrows `path` when it is already absolute and folded
 /// (the common case for compiler dependency paths), avoiding an allocation.
 pub fn join_fold_cow<'a>(base: &str, path: &'a str) -> std::borrow::Cow<'a, str> {
@@ -272,6 +286,19 @@ mod tests {
             let slow = slow && !p.contains("//") && !p.split('/').skip(1).any(|s| s == "." || s == "..");
             proptest::prop_assert_eq!(is_folded(&p), slow, "{}", p);
             proptest::prop_assert_eq!(has_slash_pair(p.as_bytes()), p.contains("//") || p.contains("/."));
+        }
+
+        #[test]
+        fn joins_to_is_join_fold_equality(
+            base in "/[ab./]{0,8}",
+            path in "[ab./]{1,8}",
+            expected in "/[ab./]{0,12}",
+        ) {
+            let base = fold(&base);
+            let plain = format!("{base}/{path}");
+            for e in [expected.as_str(), plain.as_str(), fold(&plain).as_str()] {
+                proptest::prop_assert_eq!(joins_to(&base, &path, e), join_fold(&base, &path) == e);
+            }
         }
 
         #[test]

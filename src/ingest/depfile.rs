@@ -33,6 +33,8 @@ pub struct Tu {
     pub target: usize,
     /// Main source, absolute folded.
     pub source: String,
+    /// Index of the main source in the owning target's compiled sources.
+    pub source_index: usize,
     /// The `.d` file, absolute folded.
     pub depfile: String,
     /// Project prerequisites (including the main source), each once, in the
@@ -94,12 +96,14 @@ struct PathIndex {
 }
 
 impl PathIndex {
-    /// Indexes `files[id]` for every id where `keep(id)`.
-    fn new(files: &[String], keep: impl Fn(usize) -> bool) -> Self {
+    /// Indexes `files[id]` for every id where `keep(id)`; `hashes[id]` is
+    /// [`PathIndex::hash`] of `files[id]`, computed here where it is missing.
+    fn new(files: &[String], hashes: &[Option<u64>], keep: impl Fn(usize) -> bool) -> Self {
         let mut index = PathIndex::default();
         index.by_hash.reserve(files.len());
         for (id, f) in files.iter().enumerate().filter(|&(id, _)| keep(id)) {
-            match index.by_hash.entry(Self::hash(f)) {
+            let hash = hashes.get(id).copied().flatten();
+            match index.by_hash.entry(hash.unwrap_or_else(|| Self::hash(f))) {
                 std::collections::hash_map::Entry::Vacant(v) => {
                     v.insert(id as FileId);
                 }
@@ -110,8 +114,7 @@ impl PathIndex {
     }
 
     fn hash(path: &str) -> u64 {
-        use std::hash::BuildHasher;
-        std::hash::BuildHasherDefault::<crate::fasthash::FxHasher>::default().hash_one(path)
+        crate::fasthash::hash_str(path)
     }
 
     fn get(&self, files: &[String], path: &str) -> Option<FileId> {
@@ -148,11 +151,9 @@ impl SharedFiles {
         }
     }
 
-    /// The id of `path`, and whether this call created it.
-    fn intern(&self, path: &str) -> Option<(FileId, bool)> {
-        use std::hash::BuildHasher;
-        let h =
-            std::hash::BuildHasherDefault::<crate::fasthash::FxHasher>::default().hash_one(path);
+    /// The id of `path` (whose [`crate::fasthash::hash_str`] is `h`), and
+    /// whether this call created it.
+    fn intern(&self, path: &str, h: u64) -> Option<(FileId, bool)> {
         let shard = &self.shards[(h >> 58) as usize % SHARDS];
         let mut map = match shard.lock() {
             Ok(g) => g,
@@ -196,11 +197,11 @@ impl SharedFiles {
 #[derive(Default)]
 pub struct Worker {
     /// Token as written (relative ones joined to their directory) → provisional id or [`OUTSIDE`].
-    tokens: FastMap<Box<str>, FileId>,
+    tokens: TokenCache,
     /// Reused key buffer for relative tokens.
     scratch: String,
-    /// Files this worker interned first, with their stat.
-    created: Vec<(FileId, FileStat)>,
+    /// Files this worker interned first, with their path's hash and stat.
+    created: Vec<(FileId, u64, FileStat)>,
     results: Vec<(usize, Result<Parsed, Gap>)>,
     buf: Vec<u8>,
     /// `stamp[id] == serial`: `id` is already listed for the depfile being read.
@@ -215,6 +216,40 @@ pub struct Worker {
     /// worker resolved to `id` first; `(0, 0)` when none.
     spelling: Vec<(u32, u32)>,
     arena: String,
+}
+
+/// A worker's token → id cache, without an allocation per token: the
+/// tokens are kept in one buffer and the map holds their hash and place.
+/// A token whose hash another token took is not cached (it is resolved the
+/// slow way each time); every hit is checked byte for byte.
+#[derive(Default)]
+struct TokenCache {
+    by_hash: FastMap<u64, (u32, u32, FileId)>,
+    text: String,
+}
+
+impl TokenCache {
+    fn hash(token: &str) -> u64 {
+        crate::fasthash::hash_str(token)
+    }
+
+    fn get(&self, hash: u64, token: &str) -> Option<FileId> {
+        let &(at, len, id) = self.by_hash.get(&hash)?;
+        (self.text.get(at as usize..at as usize + len as usize) == Some(token)).then_some(id)
+    }
+
+    fn insert(&mut self, hash: u64, token: &str, id: FileId) {
+        let (Ok(at), Ok(len)) = (u32::try_from(self.text.len()), u32::try_from(token.len())) else {
+            return; // past 4 GiB of tokens: no more caching, lookups still work
+        };
+        if at.checked_add(len).is_none() {
+            return;
+        }
+        if let std::collections::hash_map::Entry::Vacant(v) = self.by_hash.entry(hash) {
+            v.insert((at, len, id));
+            self.text.push_str(token);
+        }
+    }
 }
 
 /// The roots a prerequisite must lie in to be a project file.
@@ -304,31 +339,33 @@ impl Worker {
             self.scratch.push_str(name);
             self.scratch.as_str()
         };
-        if let Some(&id) = self.tokens.get(key) {
+        let hash = TokenCache::hash(key);
+        if let Some(id) = self.tokens.get(hash, key) {
             return Some(id);
         }
         let abs = paths::join_fold_cow(dir, name);
         let id = if paths::is_within(&abs, scope.source_root)
             || paths::is_within(&abs, scope.build_root)
         {
-            let (id, created) = shared.intern(&abs)?;
+            let hash = crate::fasthash::hash_str(&abs);
+            let (id, created) = shared.intern(&abs, hash)?;
             if name.starts_with('/') {
                 self.spell(id, name);
             }
             if created {
                 let st = stat_file(&abs);
-                self.created.push((id, st));
+                self.created.push((id, hash, st));
             }
             id
         } else {
             OUTSIDE
         };
-        let key: Box<str> = if name.starts_with('/') {
-            name.into()
+        let key = if name.starts_with('/') {
+            name
         } else {
-            self.scratch.as_str().into()
+            self.scratch.as_str()
         };
-        self.tokens.insert(key, id);
+        self.tokens.insert(hash, key, id);
         Some(id)
     }
 
@@ -383,6 +420,29 @@ struct LocalUnit {
     aged: Vec<Aged>,
 }
 
+/// The unit depfile `d` (owned by `target`) describes, from its parse `p`:
+/// the mapping checks ([`check_unit`]) and the freshness of its prerequisites.
+fn unit_of(
+    d: &str,
+    model: &Codemodel,
+    target: usize,
+    max_path: usize,
+    p: Parsed,
+    sources: &FastMap<(usize, &str), usize>,
+    mtimes: &[Option<SystemTime>],
+) -> Result<LocalUnit, Gap> {
+    let (source_index, source) = check_unit(d, model, target, max_path, &p, sources)?;
+    let aged = aged(&p, mtimes);
+    Ok(LocalUnit {
+        target,
+        source_index,
+        source,
+        identity: p.identity,
+        prereqs: p.prereqs,
+        aged,
+    })
+}
+
 /// A prerequisite whose timestamp does not show the depfile is fresh.
 #[derive(Clone, Copy)]
 enum Aged {
@@ -392,18 +452,25 @@ enum Aged {
     Unknown(FileId),
 }
 
+/// The timestamp of each file by id (a compact copy of `stats`, for
+/// [`aged`]); `None` where there is no stat or no timestamp.
+fn mtimes_of(stats: &[Option<FileStat>]) -> Vec<Option<SystemTime>> {
+    stats
+        .iter()
+        .map(|s| s.as_ref().and_then(|s| s.mtime))
+        .collect()
+}
+
 /// The prerequisites of `p` whose timestamp is after the depfile's or
-/// unknown (`stats` by id; an id it does not hold counts as unknown).
-fn aged(p: &Parsed, stats: &[Option<FileStat>]) -> Vec<Aged> {
+/// unknown (`mtimes` by id; an id it does not hold counts as unknown).
+fn aged(p: &Parsed, mtimes: &[Option<SystemTime>]) -> Vec<Aged> {
     p.prereqs
         .iter()
-        .filter_map(
-            |&id| match stats.get(id as usize).and_then(|s| s.as_ref()?.mtime) {
-                Some(t) if t <= p.mtime => None,
-                Some(_) => Some(Aged::Newer(id)),
-                None => Some(Aged::Unknown(id)),
-            },
-        )
+        .filter_map(|&id| match mtimes.get(id as usize).copied().flatten() {
+            Some(t) if t <= p.mtime => None,
+            Some(_) => Some(Aged::Newer(id)),
+            None => Some(Aged::Unknown(id)),
+        })
         .collect()
 }
 
@@ -629,9 +696,8 @@ fn check_unit(
         ));
     }
     // The -MT target is the object path relative to the build root; it must be this depfile's object.
-    let rule_target = paths::join_fold_cow(&model.build_root, &sink.main_targets[0]);
     let expected = depfile.strip_suffix(".d").unwrap_or(depfile);
-    if rule_target != expected {
+    if !paths::joins_to(&model.build_root, &sink.main_targets[0], expected) {
         return Err(Gap::new(
             Code::DepFileUnmapped,
             format!(
@@ -672,18 +738,27 @@ fn check_unit(
 /// needs exactly one depfile. `in_scope[t]` says whether target `t` can reach
 /// anything a test runs or loads (see `graph::Graph::coverage_scope`).
 pub fn coverage_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> Vec<Gap> {
-    let covered: crate::fasthash::FastSet<(usize, &str)> = ev
-        .tus
+    // Covered: (target, compiled source index), as the units were mapped.
+    let mut covered: Vec<Vec<bool>> = model
+        .targets
         .iter()
-        .map(|tu| (tu.target, tu.source.as_str()))
+        .map(|t| vec![false; t.compiled.len()])
         .collect();
+    for tu in &ev.tus {
+        if let Some(c) = covered
+            .get_mut(tu.target)
+            .and_then(|c| c.get_mut(tu.source_index))
+        {
+            *c = true;
+        }
+    }
     let mut gaps = Vec::new();
     for (ti, t) in model.targets.iter().enumerate() {
         if !in_scope.get(ti).copied().unwrap_or(true) {
             continue;
         }
-        for c in &t.compiled {
-            if language_supported(&c.language) && !covered.contains(&(ti, c.path.as_str())) {
+        for (ci, c) in t.compiled.iter().enumerate() {
+            if language_supported(&c.language) && !covered[ti][ci] {
                 gaps.push(Gap::new(
                     Code::DepCoverageIncomplete,
                     format!(
@@ -934,18 +1009,14 @@ impl<'r> ReadJob<'r> {
                 .collect(),
             created: Vec::new(),
         };
-        let mut caches = Vec::with_capacity(workers.len());
-        for mut w in workers {
-            for (i, r) in std::mem::take(&mut w.results) {
+        for w in workers {
+            for (i, r) in w.results {
                 if let Some(slot) = p.results.get_mut(i) {
                     *slot = Some(r);
                 }
             }
-            p.created.append(&mut w.created);
-            caches.push(w);
+            p.created.extend(w.created);
         }
-        // Tens of thousands of cached spellings: not worth waiting for.
-        super::drop_in_background(caches);
         p
     }
 }
@@ -955,7 +1026,7 @@ pub struct Pending<'j> {
     job: &'j ReadJob<'j>,
     /// By entry index.
     results: Vec<Option<Result<Parsed, Gap>>>,
-    created: Vec<(FileId, FileStat)>,
+    created: Vec<(FileId, u64, FileStat)>,
 }
 
 impl Pending<'_> {
@@ -985,9 +1056,12 @@ impl Pending<'_> {
         // unit is checked against it while units are mapped.
         let mut stats: Vec<Option<FileStat>> =
             std::iter::repeat_with(|| None).take(shared.len()).collect();
-        for (id, st) in self.created {
+        let mut hashes: Vec<Option<u64>> = vec![None; shared.len()];
+        for (id, hash, st) in self.created {
             stats[id as usize] = Some(st);
+            hashes[id as usize] = Some(hash);
         }
+        let mut mtimes = mtimes_of(&stats);
         let scope = Scope::new(&model.source_root, &model.build_root);
         let max_path = reader.limits().max_path_len;
         let sources = &sources.0;
@@ -997,11 +1071,9 @@ impl Pending<'_> {
         enum Mapped {
             Unmapped(Gap),
             Again(usize),
-            Checked(usize, Result<(usize, String, Vec<Aged>), Gap>),
+            Done(Result<LocalUnit, Gap>),
         }
-        let indices: Vec<usize> = (0..entries.len()).collect();
-        let results = self.results;
-        let mapped: Vec<Mapped> = super::par_map(&indices, |&i| {
+        let mapped: Vec<Mapped> = super::par_map_owned(self.results, |i, result| {
             let d = &entries[i];
             let target = match model.object_owner(d) {
                 Ok(t) => t,
@@ -1010,7 +1082,7 @@ impl Pending<'_> {
                 }
             };
             let t = &model.targets[target];
-            match &results[i] {
+            match result {
                 Some(Ok(p))
                     if p.relative_to
                         .as_ref()
@@ -1018,67 +1090,44 @@ impl Pending<'_> {
                 {
                     Mapped::Again(target)
                 }
-                Some(Ok(p)) => Mapped::Checked(
-                    target,
-                    check_unit(d, model, target, max_path, p, sources)
-                        .map(|(i, source)| (i, source, aged(p, &stats))),
-                ),
-                Some(Err(g)) => Mapped::Checked(target, Err(g.clone())),
+                Some(Ok(p)) => {
+                    Mapped::Done(unit_of(d, model, target, max_path, p, sources, &mtimes))
+                }
+                Some(Err(g)) => Mapped::Done(Err(g)),
                 // Every entry is read; were one not, it would be missing evidence, never empty.
-                None => Mapped::Checked(
-                    target,
-                    Err(Gap::new(Code::DepFileUnreadable, format!("{d}: not read"))),
-                ),
+                None => Mapped::Done(Err(Gap::new(
+                    Code::DepFileUnreadable,
+                    format!("{d}: not read"),
+                ))),
             }
         });
         let mut again = Worker::default();
         let mut clean = true;
         let mut units: Vec<(usize, LocalUnit)> = Vec::with_capacity(entries.len());
-        for (i, (m, result)) in mapped.into_iter().zip(results).enumerate() {
+        for (i, m) in mapped.into_iter().enumerate() {
             let d = &entries[i];
-            let (target, parsed, checked) = match m {
-                Mapped::Unmapped(g) => {
-                    clean = false;
-                    gaps.push(g);
-                    continue;
-                }
-                Mapped::Checked(target, checked) => (target, result, checked),
+            let unit = match m {
+                Mapped::Unmapped(g) => Err(g),
+                Mapped::Done(unit) => unit,
                 Mapped::Again(target) => {
-                    clean = false;
                     let dir = &model.targets[target].dir_build;
                     let parsed = read_one(reader, d, scope, dir, shared, &mut again);
                     stats.resize_with(shared.len(), || None);
-                    for (id, st) in again.created.drain(..) {
+                    hashes.resize(shared.len(), None);
+                    for (id, hash, st) in again.created.drain(..) {
                         stats[id as usize] = Some(st);
+                        hashes[id as usize] = Some(hash);
                     }
-                    let checked = match &parsed {
-                        Ok(p) => check_unit(d, model, target, max_path, p, sources)
-                            .map(|(i, source)| (i, source, aged(p, &stats))),
-                        Err(g) => Err(g.clone()),
-                    };
-                    (target, Some(parsed), checked)
+                    mtimes = mtimes_of(&stats);
+                    clean = false;
+                    parsed.and_then(|p| unit_of(d, model, target, max_path, p, sources, &mtimes))
                 }
             };
-            match (checked, parsed) {
-                (Ok((source_index, source, aged)), Some(Ok(p))) => units.push((
-                    i,
-                    LocalUnit {
-                        target,
-                        source_index,
-                        source,
-                        identity: p.identity,
-                        prereqs: p.prereqs,
-                        aged,
-                    },
-                )),
-                (Err(g), _) => {
+            match unit {
+                Ok(u) => units.push((i, u)),
+                Err(g) => {
                     clean = false;
-                    gaps.push(g)
-                }
-                // Checked only after a clean read; were it not, missing evidence.
-                (Ok(_), _) => {
-                    clean = false;
-                    gaps.push(Gap::new(Code::DepFileUnreadable, format!("{d}: not read")))
+                    gaps.push(g);
                 }
             }
         }
@@ -1094,7 +1143,7 @@ impl Pending<'_> {
             })
             .collect();
         ev.files = files;
-        audit(model, entries, units, stats, clean, ev, gaps)
+        audit(model, entries, units, (stats, &hashes), clean, ev, gaps)
     }
 }
 
@@ -1104,7 +1153,7 @@ fn audit(
     model: &Codemodel,
     entries: &[String],
     units: Vec<(usize, LocalUnit)>,
-    stats: Vec<FileStat>,
+    (stats, hashes): (Vec<FileStat>, &[Option<u64>]),
     clean: bool,
     mut ev: DepEvidence,
     mut gaps: Vec<Gap>,
@@ -1125,11 +1174,11 @@ fn audit(
     let listed = |id: usize| used.as_ref().is_none_or(|u| u[id]);
     // Ids stay as the shared table gave them: which worker met a file first
     // decides its number, so nothing may depend on the order of ids.
-    // The path index is built on a second core while units are checked.
+    // The path index: the hashes were taken when the files were interned.
+    let by_path = PathIndex::new(&ev.files, hashes, listed);
     let files = &ev.files;
     let tus = &mut ev.tus;
-    let by_path = std::thread::scope(|s| {
-        let index = s.spawn(|| PathIndex::new(files, listed));
+    {
         let mut tu_of: FastMap<(usize, usize), usize> = FastMap::default();
         let mut identities: FastMap<(u64, u64), usize> = FastMap::default();
         let mut aged_units: Vec<(usize, Vec<Aged>)> = Vec::new(); // (tu index, its aged prerequisites)
@@ -1158,6 +1207,7 @@ fn audit(
             tus.push(Tu {
                 target: u.target,
                 source: u.source,
+                source_index: u.source_index,
                 depfile: d.clone(),
                 prereqs: u.prereqs,
             });
@@ -1188,11 +1238,7 @@ fn audit(
                 }
             }
         }
-        match index.join() {
-            Ok(m) => m,
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    });
+    }
     ev.by_path = by_path;
     // Aliases: the real spelling of files reached through symlinks inside the tree.
     for (id, st) in stats.into_iter().enumerate() {
@@ -1288,9 +1334,25 @@ mod tests {
     use crate::ingest::Limits;
 
     #[test]
+    fn token_cache_hits_only_the_token_it_holds() {
+        let mut c = TokenCache::default();
+        let (a, b) = ("/s/a.h", "/s/b.h");
+        c.insert(TokenCache::hash(a), a, 7);
+        assert_eq!(c.get(TokenCache::hash(a), a), Some(7));
+        assert_eq!(c.get(TokenCache::hash(b), b), None);
+        // Same hash, other token (a collision): neither cached nor confused.
+        c.insert(TokenCache::hash(a), b, 8);
+        assert_eq!(c.get(TokenCache::hash(a), b), None);
+        assert_eq!(c.get(TokenCache::hash(a), a), Some(7));
+        c.insert(TokenCache::hash(b), b, 9);
+        assert_eq!(c.get(TokenCache::hash(b), b), Some(9));
+    }
+
+    #[test]
     fn path_index_checks_every_hit_against_the_file_table() {
         let files: Vec<String> = ["/s/a.h", "/s/b.h", "/s/c.h"].map(String::from).into();
-        let index = PathIndex::new(&files, |id| id != 2);
+        let hashes = [None, Some(PathIndex::hash("/s/b.h")), None];
+        let index = PathIndex::new(&files, &hashes, |id| id != 2);
         assert_eq!(index.get(&files, "/s/a.h"), Some(0));
         assert_eq!(index.get(&files, "/s/b.h"), Some(1));
         assert_eq!(index.get(&files, "/s/c.h"), None, "not kept");

@@ -305,6 +305,49 @@ pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
     par_map_n(threads(), items, f)
 }
 
+/// [`par_map`] over owned items: `f` gets each item by value with its index,
+/// so whatever it drops is freed on the worker threads too. Order preserved.
+pub fn par_map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(usize, T) -> R + Sync) -> Vec<R> {
+    const BLOCK: usize = 8;
+    let n = threads();
+    if n <= 1 || items.len() < 2 * BLOCK {
+        return items
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| f(i, t))
+            .collect();
+    }
+    let mut blocks: Vec<std::sync::Mutex<Vec<T>>> = Vec::with_capacity(items.len() / BLOCK + 1);
+    let mut rest = items.into_iter();
+    loop {
+        let block: Vec<T> = rest.by_ref().take(BLOCK).collect();
+        if block.is_empty() {
+            break;
+        }
+        blocks.push(std::sync::Mutex::new(block));
+    }
+    let parts = par_each_n(
+        n,
+        &blocks,
+        Vec::new,
+        |out: &mut Vec<(usize, Vec<R>)>, b, block| {
+            let items = std::mem::take(&mut *block.lock().unwrap_or_else(|p| p.into_inner()));
+            let first = b * BLOCK;
+            out.push((
+                b,
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, t)| f(first + k, t))
+                    .collect(),
+            ));
+        },
+    );
+    let mut parts: Vec<(usize, Vec<R>)> = parts.into_iter().flatten().collect();
+    parts.sort_unstable_by_key(|p| p.0);
+    parts.into_iter().flat_map(|p| p.1).collect()
+}
+
 /// [`par_map`] on at most `n` threads (one when `n` is 0).
 pub fn par_map_n<T: Sync, R: Send>(n: usize, items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let parts = par_each_n(n, items, Vec::new, |out: &mut Vec<(usize, R)>, i, t| {
