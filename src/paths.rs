@@ -34,15 +34,23 @@ pub fn fold(path: &str) -> String {
 /// Appends the segments of `path` to `out` (itself folded, without a trailing
 /// slash; empty for `/`), folding `.`, `..` and empty segments on the way.
 fn push_folded(out: &mut String, path: &str) {
-    for seg in path.split('/') {
-        match seg {
+    let b = path.as_bytes();
+    let mut start = 0;
+    while start <= b.len() {
+        let end = b[start..]
+            .iter()
+            .position(|&c| c == b'/')
+            .map_or(b.len(), |k| start + k);
+        // Both bounds are at a '/' or an end of `path`: char boundaries.
+        match &path[start..end] {
             "" | "." => {}
             ".." => out.truncate(out.rfind('/').unwrap_or(0)),
-            s => {
+            seg => {
                 out.push('/');
-                out.push_str(s);
+                out.push_str(seg);
             }
         }
+        start = end + 1;
     }
 }
 
@@ -128,8 +136,16 @@ pub fn join_fold(base: &str, path: &str) -> String {
         s.push('/');
         s.push_str(path);
         if !is_folded(&s) {
-            s.clear();
-            push_folded(&mut s, base);
+            // Usually only `path` needs folding (`../lib/libx.a` against a
+            // folded directory): keep `base` as it is then.
+            s.truncate(if is_folded(base) && base != "/" {
+                base.len()
+            } else {
+                0
+            });
+            if s.is_empty() {
+                push_folded(&mut s, base);
+            }
             push_folded(&mut s, path);
             if s.is_empty() {
                 s.push('/');

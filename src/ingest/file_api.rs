@@ -843,7 +843,14 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         BUF.with(|b| {
             let mut buf = b.borrow_mut();
             let (path, n) = local.read_into(&r.json_file, Code::TargetObjectMissing, &mut buf)?;
-            let t: RawTarget<'_> = serde_json::from_slice(&buf[..n])
+            // UTF-8 is checked once for the whole file, not string by string.
+            let text = std::str::from_utf8(&buf[..n]).map_err(|e| {
+                Gap::new(
+                    Code::FileApiMalformed,
+                    format!("{path}: not UTF-8 (at byte {})", e.valid_up_to()),
+                )
+            })?;
+            let t: RawTarget<'_> = serde_json::from_str(text)
                 .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))?;
             if t.name != r.name || t.id != r.id {
                 return Err(Gap::new(
