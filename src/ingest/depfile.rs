@@ -139,8 +139,11 @@ const SHARDS: usize = 64;
 /// Provisional ids depend on thread timing; [`load`] renumbers them in path
 /// order before anything else sees them.
 struct SharedFiles {
-    shards: Vec<std::sync::Mutex<FastMap<Box<str>, FileId>>>,
+    /// Path → (id, timestamp).
+    shards: Vec<std::sync::Mutex<FastMap<Box<str>, (FileId, Option<SystemTime>)>>>,
     next: std::sync::atomic::AtomicU64,
+    /// Which directories lead through a symlink, for [`stat_file`].
+    dirs: DirMemo,
 }
 
 impl SharedFiles {
@@ -148,24 +151,29 @@ impl SharedFiles {
         SharedFiles {
             shards: (0..SHARDS).map(|_| Default::default()).collect(),
             next: std::sync::atomic::AtomicU64::new(0),
+            dirs: DirMemo::default(),
         }
     }
 
-    /// The id of `path` (whose [`crate::fasthash::hash_str`] is `h`), and
-    /// whether this call created it.
-    fn intern(&self, path: &str, h: u64) -> Option<(FileId, bool)> {
+    /// The id of `path` (whose [`crate::fasthash::hash_str`] is `h`) and its
+    /// timestamp; with its stat when this call created it. A file is
+    /// stat'ed (outside the lock) by the worker that meets it first; were two
+    /// to meet it at once, both look and the first to insert wins.
+    fn intern(&self, path: &str, h: u64) -> Option<(FileId, Option<SystemTime>, Option<FileStat>)> {
         let shard = &self.shards[(h >> 58) as usize % SHARDS];
-        let mut map = match shard.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if let Some(&id) = map.get(path) {
-            return Some((id, false));
+        let lock = || shard.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&(id, mtime)) = lock().get(path) {
+            return Some((id, mtime, None));
+        }
+        let st = stat_file(path, &self.dirs);
+        let mut map = lock();
+        if let Some(&(id, mtime)) = map.get(path) {
+            return Some((id, mtime, None));
         }
         let next = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let id = FileId::try_from(next).ok().filter(|&id| id != OUTSIDE)?;
-        map.insert(path.into(), id);
-        Some((id, true))
+        map.insert(path.into(), (id, st.mtime));
+        Some((id, st.mtime, Some(st)))
     }
 
     /// Ids handed out so far.
@@ -181,7 +189,7 @@ impl SharedFiles {
         let mut paths = vec![String::new(); self.len()];
         for shard in &self.shards {
             let map = std::mem::take(&mut *shard.lock().unwrap_or_else(|p| p.into_inner()));
-            for (path, id) in map {
+            for (path, (id, _)) in map {
                 if let Some(slot) = paths.get_mut(id as usize) {
                     *slot = path.into_string();
                 }
@@ -204,8 +212,8 @@ pub struct Worker {
     created: Vec<(FileId, u64, FileStat)>,
     results: Vec<(usize, Result<Parsed, Gap>)>,
     buf: Vec<u8>,
-    /// `stamp[id] == serial`: `id` is already listed for the depfile being read.
-    stamp: Vec<u32>,
+    /// What this worker knows of each id, see [`Seen`].
+    seen: Vec<Seen>,
     /// Number of depfiles this worker started (never 0 while one is read).
     serial: u32,
     /// `next[id]`: the project file that followed `id` last time (units of a
@@ -250,6 +258,15 @@ impl TokenCache {
             self.text.push_str(token);
         }
     }
+}
+
+/// A worker's record of one file id.
+#[derive(Clone, Copy, Default)]
+struct Seen {
+    /// `== serial`: already listed by the depfile being read.
+    stamp: u32,
+    /// Its timestamp (`Some(None)`: it has none), once this worker met it.
+    mtime: Option<Option<SystemTime>>,
 }
 
 /// The roots a prerequisite must lie in to be a project file.
@@ -348,12 +365,12 @@ impl Worker {
             || paths::is_within(&abs, scope.build_root)
         {
             let hash = crate::fasthash::hash_str(&abs);
-            let (id, created) = shared.intern(&abs, hash)?;
+            let (id, mtime, created) = shared.intern(&abs, hash)?;
             if name.starts_with('/') {
                 self.spell(id, name);
             }
-            if created {
-                let st = stat_file(&abs);
+            self.seen(id).mtime = Some(mtime);
+            if let Some(st) = created {
                 self.created.push((id, hash, st));
             }
             id
@@ -394,6 +411,16 @@ impl Worker {
         }
     }
 
+    /// The record of `id`, made on first use.
+    fn seen(&mut self, id: FileId) -> &mut Seen {
+        let at = id as usize;
+        if at >= self.seen.len() {
+            self.seen
+                .resize((at + 1).max(2 * self.seen.len()), Seen::default());
+        }
+        &mut self.seen[at]
+    }
+
     /// Remembers that `id` followed `last` in a unit.
     fn follows(&mut self, last: FileId, id: FileId) {
         if last == OUTSIDE {
@@ -429,17 +456,15 @@ fn unit_of(
     max_path: usize,
     p: Parsed,
     sources: &FastMap<(usize, &str), usize>,
-    mtimes: &[Option<SystemTime>],
 ) -> Result<LocalUnit, Gap> {
     let (source_index, source) = check_unit(d, model, target, max_path, &p, sources)?;
-    let aged = aged(&p, mtimes);
     Ok(LocalUnit {
         target,
         source_index,
         source,
         identity: p.identity,
         prereqs: p.prereqs,
-        aged,
+        aged: p.aged,
     })
 }
 
@@ -450,28 +475,6 @@ enum Aged {
     Newer(FileId),
     /// No timestamp could be read.
     Unknown(FileId),
-}
-
-/// The timestamp of each file by id (a compact copy of `stats`, for
-/// [`aged`]); `None` where there is no stat or no timestamp.
-fn mtimes_of(stats: &[Option<FileStat>]) -> Vec<Option<SystemTime>> {
-    stats
-        .iter()
-        .map(|s| s.as_ref().and_then(|s| s.mtime))
-        .collect()
-}
-
-/// The prerequisites of `p` whose timestamp is after the depfile's or
-/// unknown (`mtimes` by id; an id it does not hold counts as unknown).
-fn aged(p: &Parsed, mtimes: &[Option<SystemTime>]) -> Vec<Aged> {
-    p.prereqs
-        .iter()
-        .filter_map(|&id| match mtimes.get(id as usize).copied().flatten() {
-            Some(t) if t <= p.mtime => None,
-            Some(_) => Some(Aged::Newer(id)),
-            None => Some(Aged::Unknown(id)),
-        })
-        .collect()
 }
 
 /// Streams one depfile's names: keeps the main rule's targets and first
@@ -503,6 +506,9 @@ struct UnitSink<'a, 'w> {
     /// The last project file listed, [`OUTSIDE`] before the first.
     last: FileId,
     prereqs: Vec<FileId>,
+    /// The depfile's timestamp, and its prerequisites that are not older.
+    mtime: SystemTime,
+    aged: Vec<Aged>,
 }
 
 impl<'a> depfile_syntax::Sink<'a> for UnitSink<'a, '_> {
@@ -536,14 +542,18 @@ impl<'a> depfile_syntax::Sink<'a> for UnitSink<'a, '_> {
             Some(id) => {
                 self.worker.follows(self.last, id);
                 self.last = id;
-                // Each file once per unit, in first-listed order.
-                let w = &mut *self.worker;
-                let at = id as usize;
-                if at >= w.stamp.len() {
-                    w.stamp.resize((at + 1).max(2 * w.stamp.len()), 0);
-                }
-                if w.stamp[at] != w.serial {
-                    w.stamp[at] = w.serial;
+                // Each file once per unit, in first-listed order, with its
+                // freshness against the depfile.
+                let serial = self.worker.serial;
+                let seen = self.worker.seen(id);
+                if seen.stamp != serial {
+                    seen.stamp = serial;
+                    match seen.mtime {
+                        Some(Some(t)) if t <= self.mtime => {}
+                        Some(Some(_)) => self.aged.push(Aged::Newer(id)),
+                        // No timestamp (or, never, none known to this worker).
+                        _ => self.aged.push(Aged::Unknown(id)),
+                    }
                     self.prereqs.push(id);
                 }
             }
@@ -560,7 +570,6 @@ impl<'a> depfile_syntax::Sink<'a> for UnitSink<'a, '_> {
 
 /// What one `.d` says, read before its owner target is known.
 struct Parsed {
-    mtime: SystemTime,
     /// (device, inode) of the depfile, to catch one file listed under two spellings.
     identity: (u64, u64),
     /// Targets of the first rule with prerequisites.
@@ -574,6 +583,8 @@ struct Parsed {
     relative_to: Option<String>,
     /// Provisional ids of its project prerequisites, each once, in first-listed order.
     prereqs: Vec<FileId>,
+    /// Those not older than the depfile, or without a timestamp, in order.
+    aged: Vec<Aged>,
 }
 
 /// Reads and parses one `.d`, resolving relative prerequisites against `dir`
@@ -591,7 +602,7 @@ fn read_one(
     worker.serial = worker.serial.wrapping_add(1);
     if worker.serial == 0 {
         // Wrapped: old stamps could collide with the new serial numbers.
-        worker.stamp.iter_mut().for_each(|s| *s = 0);
+        worker.seen.iter_mut().for_each(|s| s.stamp = 0);
         worker.serial = 1;
     }
     let mut buf = std::mem::take(&mut worker.buf);
@@ -623,11 +634,12 @@ fn read_one(
             relative: false,
             last: OUTSIDE,
             prereqs: Vec::with_capacity(n / 256 + 4),
+            mtime,
+            aged: Vec::new(),
         };
         depfile_syntax::parse_into(bytes, &mut sink)
             .map_err(|e| Gap::new(Code::DepFileMalformed, format!("{depfile}: {e}")))?;
         Ok(Parsed {
-            mtime,
             identity: (meta.dev(), meta.ino()),
             main_targets: sink.main_targets.iter().map(|t| t.to_string()).collect(),
             first: sink.first.map(Cow::into_owned),
@@ -636,6 +648,7 @@ fn read_one(
             table_full: sink.table_full,
             relative_to: sink.relative.then(|| dir.to_owned()),
             prereqs: sink.prereqs,
+            aged: sink.aged,
         })
     })();
     worker.buf = buf;
@@ -1061,7 +1074,7 @@ impl Pending<'_> {
             stats[id as usize] = Some(st);
             hashes[id as usize] = Some(hash);
         }
-        let mut mtimes = mtimes_of(&stats);
+
         let scope = Scope::new(&model.source_root, &model.build_root);
         let max_path = reader.limits().max_path_len;
         let sources = &sources.0;
@@ -1090,9 +1103,7 @@ impl Pending<'_> {
                 {
                     Mapped::Again(target)
                 }
-                Some(Ok(p)) => {
-                    Mapped::Done(unit_of(d, model, target, max_path, p, sources, &mtimes))
-                }
+                Some(Ok(p)) => Mapped::Done(unit_of(d, model, target, max_path, p, sources)),
                 Some(Err(g)) => Mapped::Done(Err(g)),
                 // Every entry is read; were one not, it would be missing evidence, never empty.
                 None => Mapped::Done(Err(Gap::new(
@@ -1118,9 +1129,8 @@ impl Pending<'_> {
                         stats[id as usize] = Some(st);
                         hashes[id as usize] = Some(hash);
                     }
-                    mtimes = mtimes_of(&stats);
                     clean = false;
-                    parsed.and_then(|p| unit_of(d, model, target, max_path, p, sources, &mtimes))
+                    parsed.and_then(|p| unit_of(d, model, target, max_path, p, sources))
                 }
             };
             match unit {
@@ -1278,30 +1288,37 @@ struct FileStat {
     real: Option<String>,
 }
 
-thread_local! {
-    /// Directory → does it or an ancestor go through a symlink (memoised lstat per directory).
-    static DIR_LINKED: std::cell::RefCell<FastMap<String, bool>> = std::cell::RefCell::new(FastMap::default());
+/// Directory → whether it or an ancestor is a symlink (or cannot be
+/// inspected): one `lstat` per directory for all the workers of one read.
+#[derive(Default)]
+struct DirMemo(std::sync::Mutex<FastMap<String, bool>>);
+
+impl DirMemo {
+    fn memo(&self) -> std::sync::MutexGuard<'_, FastMap<String, bool>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// True when `dir` or one of its ancestors is a symlink (or cannot be inspected).
+    fn linked(&self, dir: &str) -> bool {
+        if dir.is_empty() || dir == "/" {
+            return false;
+        }
+        if let Some(&v) = self.memo().get(dir) {
+            return v;
+        }
+        // Not under the lock: two workers may both look, and agree.
+        let here = match std::fs::symlink_metadata(dir) {
+            Ok(m) => m.file_type().is_symlink(),
+            Err(_) => true,
+        };
+        let parent = dir.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
+        let v = here || self.linked(parent);
+        self.memo().insert(dir.to_owned(), v);
+        v
+    }
 }
 
-/// True when `dir` or one of its ancestors is a symlink (or cannot be inspected).
-fn dir_linked(dir: &str, memo: &mut FastMap<String, bool>) -> bool {
-    if dir.is_empty() || dir == "/" {
-        return false;
-    }
-    if let Some(&v) = memo.get(dir) {
-        return v;
-    }
-    let here = match std::fs::symlink_metadata(dir) {
-        Ok(m) => m.file_type().is_symlink(),
-        Err(_) => true,
-    };
-    let parent = dir.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
-    let v = here || dir_linked(parent, memo);
-    memo.insert(dir.to_owned(), v);
-    v
-}
-
-fn stat_file(path: &str) -> FileStat {
+fn stat_file(path: &str, dirs: &DirMemo) -> FileStat {
     let lmeta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(_) => {
@@ -1312,8 +1329,7 @@ fn stat_file(path: &str) -> FileStat {
         }
     };
     let (dir, _) = path.rsplit_once('/').unwrap_or(("", path));
-    let linked =
-        lmeta.file_type().is_symlink() || DIR_LINKED.with(|m| dir_linked(dir, &mut m.borrow_mut()));
+    let linked = lmeta.file_type().is_symlink() || dirs.linked(dir);
     if !linked {
         // No symlink anywhere on the path: the lexical spelling is the real one.
         return FileStat {
