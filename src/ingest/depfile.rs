@@ -138,9 +138,11 @@ const SHARDS: usize = 64;
 /// taken once per distinct spelling per worker, not once per prerequisite.
 /// Provisional ids depend on thread timing; [`load`] renumbers them in path
 /// order before anything else sees them.
+/// One lock shard of [`SharedFiles`]: path → (id, timestamp).
+type Shard = std::sync::Mutex<FastMap<Box<str>, (FileId, Option<SystemTime>)>>;
+
 struct SharedFiles {
-    /// Path → (id, timestamp).
-    shards: Vec<std::sync::Mutex<FastMap<Box<str>, (FileId, Option<SystemTime>)>>>,
+    shards: Vec<Shard>,
     next: std::sync::atomic::AtomicU64,
     /// Which directories lead through a symlink, for [`stat_file`].
     dirs: DirMemo,
