@@ -239,9 +239,14 @@ fn analyse_evidence(
     // evidence read (and its identity) never depends on timing.
     // Threads: one reads depfiles from the start; this one loads the codemodel,
     // builds the graph, then joins the reading (one thread per core in all).
+    // The codemodel outlives the reading threads: once loaded, it is handed
+    // to them so that they map each depfile to its unit as they read it.
+    let model_cell: std::sync::OnceLock<ingest::file_api::Codemodel> = std::sync::OnceLock::new();
+    let sources_cell: std::sync::OnceLock<ingest::depfile::SourceIndex<'_>> =
+        std::sync::OnceLock::new();
     let job =
         ingest::depfile::ReadJob::new(reader, &req.dep_list, (&req.source_dir, &req.build_dir));
-    std::thread::scope(|s| {
+    let a = std::thread::scope(|s| {
         let helpers: Vec<_> = (1..ingest::threads())
             .map(|_| s.spawn(|| job.work()))
             .collect();
@@ -281,18 +286,20 @@ fn analyse_evidence(
             a.evidence = reader.digests();
             return a;
         };
+        let model = model_cell.get_or_init(|| model);
+        let sources = sources_cell.get_or_init(|| ingest::depfile::SourceIndex::new(model));
+        job.publish(model, sources);
 
         // 5. Map every test while the depfiles are still being read.
-        let mut graph = graph::Graph::new(&model);
+        let mut graph = graph::Graph::new(model);
         let empty = ingest::ctest::Catalogue::default();
         let cat = catalogue.unwrap_or(&empty);
         let mappings = graph.map_tests(cat);
         let config_gaps = graph.config_gaps(cat);
-        let sources = ingest::depfile::SourceIndex::new(&model);
 
         // 6-7. Dependency files: mapping, completeness, freshness.
         let pending = job.pending(job.work_and_join(helpers));
-        let (deps, dep_gaps) = pending.finish(reader, &model, &sources);
+        let (deps, dep_gaps) = pending.finish(reader, model, sources);
         decision.extend(dep_gaps);
         graph.add_depfile_evidence(&deps);
         decision.extend(config_gaps);
@@ -343,7 +350,7 @@ fn analyse_evidence(
             .chain(extra_reached.iter().copied())
             .collect();
         decision.extend(ingest::depfile::coverage_gaps(
-            &model,
+            model,
             &deps,
             &graph.coverage_scope(&test_roots),
         ));
@@ -428,15 +435,21 @@ fn analyse_evidence(
             .collect();
         a.outcome = decision.finish(all, selected, impact.chains, forced);
         a.verdicts = if req.needs_verdicts() {
-            verdicts(&a.outcome, catalogue, &graph, &mappings, &deps, &model)
+            verdicts(&a.outcome, catalogue, &graph, &mappings, &deps, model)
         } else {
             Vec::new()
         };
         a.evidence = reader.digests();
         drop(graph);
-        ingest::drop_in_background((model, deps, mappings, impact.units, impact.affected));
+        ingest::drop_in_background((deps, mappings, impact.units, impact.affected));
         a
-    })
+    });
+    drop(job);
+    drop(sources_cell);
+    if let Some(model) = model_cell.into_inner() {
+        ingest::drop_in_background(model);
+    }
+    a
 }
 
 fn apply_policy(

@@ -212,7 +212,10 @@ pub struct Worker {
     scratch: String,
     /// Files this worker interned first, with their path's hash and stat.
     created: Vec<(FileId, u64, FileStat)>,
+    /// What each depfile it took gave, by entry index: not yet mapped...
     results: Vec<(usize, Result<Parsed, Gap>)>,
+    /// ... and mapped, once the codemodel was published.
+    mapped: Vec<(usize, Mapped)>,
     buf: Vec<u8>,
     /// What this worker knows of each id, see [`Seen`].
     seen: Vec<Seen>,
@@ -930,6 +933,59 @@ pub struct ReadJob<'r> {
     /// Next entry to take.
     next: std::sync::atomic::AtomicUsize,
     shared: SharedFiles,
+    /// The codemodel, once [`ReadJob::publish`]ed: from then on each worker
+    /// maps what it reads to its unit as it goes.
+    mapper: std::sync::OnceLock<Mapper<'r>>,
+}
+
+/// The codemodel and its source index, for mapping depfiles to units.
+#[derive(Clone, Copy)]
+struct Mapper<'m> {
+    model: &'m Codemodel,
+    sources: &'m SourceIndex<'m>,
+    max_path: usize,
+}
+
+/// What the codemodel says of one depfile read.
+enum Mapped {
+    Unmapped(Gap),
+    /// Its relative prerequisites were resolved against a wrong guess of its
+    /// directory: to be read again against its owner's (`target`).
+    Again(usize),
+    Done(Result<LocalUnit, Gap>),
+}
+
+impl Mapper<'_> {
+    /// Maps depfile `d` (read as `result`; `None`: never read) to its owner
+    /// target and checks it ([`unit_of`]).
+    fn map(&self, d: &str, result: Option<Result<Parsed, Gap>>) -> Mapped {
+        let model = self.model;
+        let target = match model.object_owner(d) {
+            Ok(t) => t,
+            Err(why) => {
+                return Mapped::Unmapped(Gap::new(Code::DepFileUnmapped, format!("{d} {why}")))
+            }
+        };
+        let t = &model.targets[target];
+        match result {
+            Some(Ok(p))
+                if p.relative_to
+                    .as_ref()
+                    .is_some_and(|dir| *dir != t.dir_build) =>
+            {
+                Mapped::Again(target)
+            }
+            Some(Ok(p)) => {
+                Mapped::Done(unit_of(d, model, target, self.max_path, p, &self.sources.0))
+            }
+            Some(Err(g)) => Mapped::Done(Err(g)),
+            // Every entry is read; were one not, it would be missing evidence, never empty.
+            None => Mapped::Done(Err(Gap::new(
+                Code::DepFileUnreadable,
+                format!("{d}: not read"),
+            ))),
+        }
+    }
 }
 
 impl<'r> ReadJob<'r> {
@@ -947,6 +1003,20 @@ impl<'r> ReadJob<'r> {
             list: std::sync::OnceLock::new(),
             next: std::sync::atomic::AtomicUsize::new(0),
             shared: SharedFiles::new(),
+            mapper: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Hands the codemodel to the workers, so that they map depfiles to units
+    /// while the rest is read (only when its roots are the ones the depfiles
+    /// are read against; [`Pending::finish`] maps whatever is left).
+    pub fn publish(&self, model: &'r Codemodel, sources: &'r SourceIndex<'r>) {
+        if model.source_root == self.source_root && model.build_root == self.build_root {
+            let _ = self.mapper.set(Mapper {
+                model,
+                sources,
+                max_path: self.reader.limits().max_path_len,
+            });
         }
     }
 
@@ -981,12 +1051,17 @@ impl<'r> ReadJob<'r> {
                 let parsed = read_one(self.reader, d, scope, guessed_dir(d), &self.shared, &mut w);
                 w.results.push((start + k, parsed));
             }
+            if let Some(m) = self.mapper.get() {
+                for (i, r) in w.results.drain(..) {
+                    w.mapped.push((i, m.map(&list.entries[i], Some(r))));
+                }
+            }
         }
         w
     }
 
     /// Reads everything on all cores.
-    pub fn read_all(&self) -> Pending<'_> {
+    pub fn read_all(&self) -> Pending<'_, 'r> {
         let workers = std::thread::scope(|s| {
             let helpers: Vec<_> = (1..super::threads())
                 .map(|_| s.spawn(|| self.work()))
@@ -1015,11 +1090,11 @@ impl<'r> ReadJob<'r> {
 
     /// What `workers` (every thread that called [`ReadJob::work`], once all
     /// of them returned) read, by entry.
-    pub fn pending(&self, workers: Vec<Worker>) -> Pending<'_> {
+    pub fn pending(&self, workers: Vec<Worker>) -> Pending<'_, 'r> {
         let list = self.list();
         let mut p = Pending {
             job: self,
-            results: std::iter::repeat_with(|| None)
+            results: std::iter::repeat_with(|| Slot::Unread)
                 .take(list.entries.len())
                 .collect(),
             created: Vec::new(),
@@ -1027,7 +1102,12 @@ impl<'r> ReadJob<'r> {
         for w in workers {
             for (i, r) in w.results {
                 if let Some(slot) = p.results.get_mut(i) {
-                    *slot = Some(r);
+                    *slot = Slot::Read(r);
+                }
+            }
+            for (i, m) in w.mapped {
+                if let Some(slot) = p.results.get_mut(i) {
+                    *slot = Slot::Mapped(m);
                 }
             }
             p.created.extend(w.created);
@@ -1036,15 +1116,22 @@ impl<'r> ReadJob<'r> {
     }
 }
 
-/// Depfiles read and parsed before the codemodel is known.
-pub struct Pending<'j> {
-    job: &'j ReadJob<'j>,
+/// Depfiles read and parsed, some of them mapped.
+pub struct Pending<'j, 'r> {
+    job: &'j ReadJob<'r>,
     /// By entry index.
-    results: Vec<Option<Result<Parsed, Gap>>>,
+    results: Vec<Slot>,
     created: Vec<(FileId, u64, FileStat)>,
 }
 
-impl Pending<'_> {
+/// What became of one entry of the list.
+enum Slot {
+    Unread,
+    Read(Result<Parsed, Gap>),
+    Mapped(Mapped),
+}
+
+impl Pending<'_, '_> {
     /// Maps every depfile read to its owner target and audits the whole
     /// evidence against `model` (coverage excepted: see [`coverage_gaps`]).
     /// When the codemodel's roots are not the ones the depfiles were read
@@ -1079,41 +1166,30 @@ impl Pending<'_> {
 
         let scope = Scope::new(&model.source_root, &model.build_root);
         let max_path = reader.limits().max_path_len;
-        let sources = &sources.0;
-        // Map and check every depfile read, on all cores; only a depfile whose
-        // relative prerequisites were resolved against a wrong guess of its
-        // directory waits, to be read again against its owner's.
-        enum Mapped {
-            Unmapped(Gap),
-            Again(usize),
-            Done(Result<LocalUnit, Gap>),
-        }
-        let mapped: Vec<Mapped> = super::par_map_owned(self.results, |i, result| {
-            let d = &entries[i];
-            let target = match model.object_owner(d) {
-                Ok(t) => t,
-                Err(why) => {
-                    return Mapped::Unmapped(Gap::new(Code::DepFileUnmapped, format!("{d} {why}")))
-                }
-            };
-            let t = &model.targets[target];
-            match result {
-                Some(Ok(p))
-                    if p.relative_to
-                        .as_ref()
-                        .is_some_and(|dir| *dir != t.dir_build) =>
-                {
-                    Mapped::Again(target)
-                }
-                Some(Ok(p)) => Mapped::Done(unit_of(d, model, target, max_path, p, sources)),
-                Some(Err(g)) => Mapped::Done(Err(g)),
-                // Every entry is read; were one not, it would be missing evidence, never empty.
-                None => Mapped::Done(Err(Gap::new(
-                    Code::DepFileUnreadable,
-                    format!("{d}: not read"),
-                ))),
-            }
-        });
+        // Map and check every depfile not mapped yet (all of them, unless the
+        // codemodel was published while they were read), on all cores; only a
+        // depfile whose relative prerequisites were resolved against a wrong
+        // guess of its directory waits, to be read again against its owner's.
+        let mapper = Mapper {
+            model,
+            sources,
+            max_path,
+        };
+        let mapped: Vec<Mapped> = if self.results.iter().all(|s| matches!(s, Slot::Mapped(_))) {
+            self.results
+                .into_iter()
+                .filter_map(|s| match s {
+                    Slot::Mapped(m) => Some(m),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            super::par_map_owned(self.results, |i, slot| match slot {
+                Slot::Mapped(m) => m,
+                Slot::Read(r) => mapper.map(&entries[i], Some(r)),
+                Slot::Unread => mapper.map(&entries[i], None),
+            })
+        };
         let mut again = Worker::default();
         let mut clean = true;
         let mut units: Vec<(usize, LocalUnit)> = Vec::with_capacity(entries.len());
@@ -1132,7 +1208,7 @@ impl Pending<'_> {
                         hashes[id as usize] = Some(hash);
                     }
                     clean = false;
-                    parsed.and_then(|p| unit_of(d, model, target, max_path, p, sources))
+                    parsed.and_then(|p| unit_of(d, model, target, max_path, p, &sources.0))
                 }
             };
             match unit {
@@ -1520,6 +1596,32 @@ mod tests {
         let decoy = format!("{}/x.h", t.model.source_root);
         assert!(ev.id_of(&decoy).is_none(), "{:?}", ev.files);
         assert!(ev.ids_of(&decoy, None).is_empty());
+    }
+
+    #[test]
+    fn units_mapped_while_reading_are_the_units_mapped_after() {
+        let t = tree();
+        let reader = Reader::new(Limits::default());
+        let (after, after_gaps) = load(&reader, &t.dep_list, &t.model);
+        let sources = SourceIndex::new(&t.model);
+        let roots = (t.model.source_root.as_str(), t.model.build_root.as_str());
+        let job = ReadJob::new(&reader, &t.dep_list, roots);
+        job.publish(&t.model, &sources);
+        assert!(job.mapper.get().is_some());
+        let pending = job.read_all();
+        assert!(
+            pending.results.iter().all(|s| matches!(s, Slot::Mapped(_))),
+            "every depfile was mapped by the worker that read it"
+        );
+        let (during, during_gaps) = pending.finish(&reader, &t.model, &sources);
+        assert_eq!(format!("{during_gaps:?}"), format!("{after_gaps:?}"));
+        assert_eq!(prereq_paths(&during), prereq_paths(&after));
+        let decoy = format!("{}/x.h", t.model.source_root);
+        assert!(during.id_of(&decoy).is_none());
+        // A codemodel with other roots is not handed to the workers.
+        let other = ReadJob::new(&reader, &t.dep_list, ("/elsewhere/src", "/elsewhere/build"));
+        other.publish(&t.model, &sources);
+        assert!(other.mapper.get().is_none());
     }
 
     #[test]
