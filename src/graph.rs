@@ -59,8 +59,11 @@ pub struct Graph<'m> {
     pub opaque: HashMap<usize, Opaque>,
     /// Artifact path → targets producing it.
     by_artifact: FastMap<String, Vec<usize>>,
-    /// See [`Graph::maybe_built`].
-    built: Vec<bool>,
+    /// Whether a unit of each target was compiled (see [`Graph::maybe_built`]).
+    compiled: Vec<bool>,
+    /// Whether an artifact of each target exists: one stat per target, on
+    /// first need (the coverage scope and the runtime-loaded rule).
+    artifact_exists: Vec<std::cell::OnceCell<bool>>,
 }
 
 impl<'m> Graph<'m> {
@@ -112,10 +115,22 @@ impl<'m> Graph<'m> {
                 by_artifact.entry(a.clone()).or_default().push(i);
             }
         }
+        // Sorted and unique from here on; link owners that `dependencies`
+        // already lists (most of them) are not added twice.
+        for f in &mut fwd {
+            f.sort_unstable();
+            f.dedup();
+        }
+        let mut extra = Vec::new();
         for (i, t) in model.targets.iter().enumerate() {
             for l in &t.link_paths {
                 match by_artifact.get(l.as_str()) {
-                    Some(owners) => fwd[i].extend(owners.iter().copied().filter(|&o| o != i)),
+                    Some(owners) => extra.extend(
+                        owners
+                            .iter()
+                            .copied()
+                            .filter(|&o| o != i && fwd[i].binary_search(&o).is_err()),
+                    ),
                     // A library inside the build tree that no known target produces
                     // (an external project's output, or a target missing from the
                     // codemodel): what it contains is not in the evidence.
@@ -131,35 +146,25 @@ impl<'m> Graph<'m> {
                     None => {}
                 }
             }
+            if !extra.is_empty() {
+                fwd[i].append(&mut extra);
+                fwd[i].sort_unstable();
+                fwd[i].dedup();
+            }
         }
-        for f in &mut fwd {
-            f.sort_unstable();
-            f.dedup();
-        }
+        // Each `fwd` list is sorted and unique, so each `rev` list is too: its
+        // entries are pushed once each, in increasing order.
         let mut rev = vec![Vec::new(); n];
         for (i, f) in fwd.iter().enumerate() {
             for &d in f {
                 rev[d].push(i);
             }
         }
-        for r in &mut rev {
-            r.sort_unstable();
-            r.dedup();
-        }
-        // Whether each target's artifact exists (one stat per target, reused by
-        // the coverage scope and the runtime-loaded rule).
-        let built = model
-            .targets
-            .iter()
-            .map(|t| {
-                t.artifacts.is_empty()
-                    || t.artifacts
-                        .iter()
-                        .any(|p| std::fs::symlink_metadata(p).is_ok())
-            })
-            .collect();
+        let compiled = vec![false; n];
+        let artifact_exists = (0..n).map(|_| std::cell::OnceCell::new()).collect();
         Graph {
-            built,
+            compiled,
+            artifact_exists,
             model,
             rev,
             fwd,
@@ -178,7 +183,7 @@ impl<'m> Graph<'m> {
     ///   [`Graph::maybe_built`]).
     pub fn add_depfile_evidence(&mut self, deps: &DepEvidence) {
         for tu in &deps.tus {
-            if let Some(b) = self.built.get_mut(tu.target) {
+            if let Some(b) = self.compiled.get_mut(tu.target) {
                 *b = true;
             }
         }
@@ -316,7 +321,14 @@ impl<'m> Graph<'m> {
     /// disk and no unit of it was compiled (never built, e.g. EXCLUDE_FROM_ALL):
     /// then no test can run or load it.
     pub fn maybe_built(&self, t: usize) -> bool {
-        self.built[t]
+        let artifacts = &self.model.targets[t].artifacts;
+        self.compiled[t]
+            || artifacts.is_empty()
+            || *self.artifact_exists[t].get_or_init(|| {
+                artifacts
+                    .iter()
+                    .any(|p| std::fs::symlink_metadata(p).is_ok())
+            })
     }
 
     /// Targets that depend (transitively) on an opaque target, each with the

@@ -240,11 +240,16 @@ pub fn drop_in_background<T: Send + 'static>(heavy: T) {
 }
 
 /// Worker threads to use: the available cores, at most eight.
+/// Asked once per process: on Linux the answer comes from the scheduler
+/// affinity and the cgroup CPU quota files.
 pub fn threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8)
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(8)
+    })
 }
 
 /// Runs `f(state, index, item)` over every item on at most `n` threads (one when `n` is 0). Threads pull
