@@ -20,7 +20,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 /// `path` must be absolute (start with `/`); relative input is treated as if it
 /// started at `/`.
 pub fn fold(path: &str) -> String {
-    if is_folded(path) {
+    if surely_folded(path) {
         return path.to_owned();
     }
     let mut out = String::with_capacity(path.len());
@@ -75,6 +75,14 @@ pub fn is_folded(path: &str) -> bool {
         || !path[1..]
             .split('/')
             .any(|seg| matches!(seg, "" | "." | ".."))
+}
+
+/// [`is_folded`] without the look at each segment: `false` also for a path
+/// with a segment that merely starts with a dot (`/a/.b`). For callers that
+/// fold the path when this says no (folding a folded path changes nothing).
+fn surely_folded(path: &str) -> bool {
+    let b = path.as_bytes();
+    b.first() == Some(&b'/') && (b.len() == 1 || (b[b.len() - 1] != b'/' && !has_slash_pair(b)))
 }
 
 /// Whether some `/` in `b` is followed by `/` or `.`.
@@ -135,10 +143,10 @@ pub fn join_fold(base: &str, path: &str) -> String {
         s.push_str(base);
         s.push('/');
         s.push_str(path);
-        if !is_folded(&s) {
+        if !surely_folded(&s) {
             // Usually only `path` needs folding (`../lib/libx.a` against a
             // folded directory): keep `base` as it is then.
-            s.truncate(if is_folded(base) && base != "/" {
+            s.truncate(if surely_folded(base) && base != "/" {
                 base.len()
             } else {
                 0
@@ -172,7 +180,7 @@ pub fn joins_to(base: &str, path: &str, expected: &str) -> bool {
 /// Like [`join_fold`], but borrows `path` when it is already absolute and folded
 /// (the common case for compiler dependency paths), avoiding an allocation.
 pub fn join_fold_cow<'a>(base: &str, path: &'a str) -> std::borrow::Cow<'a, str> {
-    if path.starts_with('/') && is_folded(path) {
+    if surely_folded(path) {
         std::borrow::Cow::Borrowed(path)
     } else {
         std::borrow::Cow::Owned(join_fold(base, path))
@@ -294,6 +302,14 @@ mod tests {
             proptest::prop_assert!(f == "/" || !f.ends_with('/'));
             proptest::prop_assert!(!f.split('/').any(|s| s == "." || s == ".."));
             proptest::prop_assert_eq!(is_folded(&p), fold(&p) == p);
+        }
+
+        #[test]
+        fn surely_folded_implies_folded(p in "[a/.]{0,40}") {
+            if surely_folded(&p) {
+                proptest::prop_assert!(is_folded(&p), "{}", p);
+            }
+            proptest::prop_assert_eq!(fold(&format!("/{p}")), fold(&fold(&format!("/{p}"))));
         }
 
         #[test]
