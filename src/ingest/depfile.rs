@@ -776,7 +776,14 @@ pub fn coverage_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> 
             continue;
         }
         for (ci, c) in t.compiled.iter().enumerate() {
-            if language_supported(&c.language) && !covered[ti][ci] {
+            // A source the target object lists twice is covered by the unit
+            // filed under either of its places (units are filed under the first).
+            let covered_here = covered[ti][ci]
+                || t.compiled
+                    .iter()
+                    .zip(&covered[ti])
+                    .any(|(other, &cov)| cov && other.path == c.path);
+            if language_supported(&c.language) && !covered_here {
                 gaps.push(Gap::new(
                     Code::DepCoverageIncomplete,
                     format!(
@@ -1426,6 +1433,43 @@ mod tests {
     use super::*;
     use crate::ingest::file_api::{CompiledSource, Target, TargetKind};
     use crate::ingest::Limits;
+
+    #[test]
+    fn a_source_listed_twice_is_covered_by_its_one_unit() {
+        let source = |path: &str| CompiledSource {
+            path: path.into(),
+            language: "CXX".into(),
+            generated: false,
+        };
+        let mut model = Codemodel::default();
+        model.targets.push(Target {
+            name: "t".into(),
+            id: "t::@1".into(),
+            kind: TargetKind::StaticLibrary,
+            artifacts: Vec::new(),
+            dir_build: "/b".into(),
+            compiled: vec![source("/s/a.cpp"), source("/s/a.cpp"), source("/s/b.cpp")],
+            deps: Vec::new(),
+            object_inputs: Vec::new(),
+            defines: Vec::new(),
+            link_paths: Vec::new(),
+        });
+        let ev = DepEvidence {
+            files: vec!["/s/a.cpp".into()],
+            tus: vec![Tu {
+                target: 0,
+                source: "/s/a.cpp".into(),
+                source_index: 0,
+                depfile: "/b/CMakeFiles/t.dir/a.cpp.o.d".into(),
+                prereqs: vec![0],
+            }],
+            ..DepEvidence::default()
+        };
+        let gaps = coverage_gaps(&model, &ev, &[true]);
+        assert_eq!(gaps.len(), 1, "{gaps:?}");
+        assert!(gaps[0].to_string().contains("/s/b.cpp"), "{gaps:?}");
+        assert!(coverage_gaps(&model, &ev, &[false]).is_empty());
+    }
 
     #[test]
     fn token_cache_hits_only_the_token_it_holds() {
