@@ -120,15 +120,22 @@ pub fn parse(
         }
         Ok(())
     };
+    // JSON is UTF-8 throughout, members this tool ignores included.
+    let bytes = std::str::from_utf8(bytes).map_err(|e| {
+        Gap::new(
+            Code::CtestMalformed,
+            format!("{origin}: not UTF-8 (at byte {})", e.valid_up_to()),
+        )
+    })?;
     // One parse on the normal path; only a failed parse is re-read for its header,
     // to tell an unsupported kind/version from malformed JSON.
-    let raw: RawCatalogue = match serde_json::from_slice::<RawCatalogue>(bytes) {
+    let raw: RawCatalogue = match serde_json::from_str::<RawCatalogue>(bytes) {
         Ok(raw) => {
             check_head(&raw.kind, raw.version.major)?;
             raw
         }
         Err(full) => {
-            let head: RawHead = serde_json::from_slice(bytes).map_err(malformed)?;
+            let head: RawHead = serde_json::from_str(bytes).map_err(malformed)?;
             check_head(&head.kind, head.version.major)?;
             return Err(malformed(full));
         }
@@ -223,6 +230,21 @@ mod tests {
         assert_eq!(c.tests[0].labels, vec!["fast", "unit"]);
         assert_eq!(c.tests[1].command, None);
         assert_eq!(c.tests[2].config.as_deref(), Some("Debug"));
+    }
+
+    #[test]
+    fn invalid_utf8_is_malformed_even_in_an_ignored_member() {
+        let good = format!(r#"{{{HEAD},"zz":"ok","tests":[{{"name":"a","command":["/b/t"]}}]}}"#);
+        assert!(p(&good).is_ok());
+        // Byte 0xFF inside the member this tool does not read.
+        let bytes = good.replacen(r#""ok""#, "\"o\u{1}\"", 1).into_bytes();
+        let bytes: Vec<u8> = bytes
+            .into_iter()
+            .map(|b| if b == 1 { 0xff } else { b })
+            .collect();
+        let err = parse(&bytes, "ctest.json", "/nonexistent-build", 100).unwrap_err();
+        assert_eq!(err.code, Code::CtestMalformed);
+        assert!(err.to_string().contains("not UTF-8"), "{err}");
     }
 
     #[test]

@@ -534,9 +534,21 @@ impl Ctx<'_> {
     ) -> Result<T, Gap> {
         let mut buf = Vec::new();
         let (path, n) = self.read_into(name, missing, &mut buf)?;
-        serde_json::from_slice(&buf[..n])
+        serde_json::from_str(json_text(&buf[..n], &path)?)
             .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))
     }
+}
+
+/// A reply file as text: JSON is UTF-8 throughout (RFC 8259), members this
+/// tool ignores included, so the whole file is checked once, up front (and
+/// serde need not check string by string).
+fn json_text<'b>(bytes: &'b [u8], path: &str) -> Result<&'b str, Gap> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        Gap::new(
+            Code::FileApiMalformed,
+            format!("{path}: not UTF-8 (at byte {})", e.valid_up_to()),
+        )
+    })
 }
 
 /// Chooses the reply index: the lexicographically greatest `index-*.json`,
@@ -843,14 +855,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         BUF.with(|b| {
             let mut buf = b.borrow_mut();
             let (path, n) = local.read_into(&r.json_file, Code::TargetObjectMissing, &mut buf)?;
-            // UTF-8 is checked once for the whole file, not string by string.
-            let text = std::str::from_utf8(&buf[..n]).map_err(|e| {
-                Gap::new(
-                    Code::FileApiMalformed,
-                    format!("{path}: not UTF-8 (at byte {})", e.valid_up_to()),
-                )
-            })?;
-            let t: RawTarget<'_> = serde_json::from_str(text)
+            let t: RawTarget<'_> = serde_json::from_str(json_text(&buf[..n], &path)?)
                 .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))?;
             if t.name != r.name || t.id != r.id {
                 return Err(Gap::new(
