@@ -359,14 +359,7 @@ fn analyse_evidence(
         let main_sources: fasthash::FastSet<ingest::depfile::FileId> = deps
             .tus
             .iter()
-            .filter_map(|tu| {
-                // The source is listed first; look it up only when it is not.
-                tu.prereqs
-                    .first()
-                    .copied()
-                    .filter(|&id| deps.files[id as usize] == tu.source)
-                    .or_else(|| deps.id_of(&tu.source))
-            })
+            .filter_map(|tu| deps.source_id(tu))
             .collect();
         let roots = changes::Roots {
             user_source: &req.source_dir,
@@ -441,15 +434,23 @@ fn analyse_evidence(
         };
         a.evidence = reader.digests();
         drop(graph);
-        ingest::drop_in_background((deps, mappings, impact.units, impact.affected));
+        drop_in_background((deps, mappings, impact.units, impact.affected));
         a
     });
     drop(job);
     drop(sources_cell);
     if let Some(model) = model_cell.into_inner() {
-        ingest::drop_in_background(model);
+        drop_in_background(model);
     }
     a
+}
+
+/// Frees `heavy` (the evidence: hundreds of thousands of small allocations at
+/// monorepo scale) on a helper thread, so the report is not held up by it. A
+/// process that exits right after does not wait for the helper; if no thread
+/// can be started, it is freed here.
+fn drop_in_background<T: Send + 'static>(heavy: T) {
+    let _ = std::thread::Builder::new().spawn(move || drop(heavy));
 }
 
 fn apply_policy(

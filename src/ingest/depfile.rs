@@ -19,7 +19,7 @@ use std::time::SystemTime;
 use super::depfile_syntax;
 use super::file_api::Codemodel;
 use super::Reader;
-use crate::fasthash::FastMap;
+use crate::fasthash::{hash_str, FastMap};
 use crate::paths;
 use crate::reason::{Code, Gap};
 
@@ -84,6 +84,16 @@ impl DepEvidence {
     pub fn id_of(&self, path: &str) -> Option<FileId> {
         self.by_path.get(&self.files, path)
     }
+
+    /// The id of `tu`'s main source, when it is a project file. A depfile
+    /// lists its main source first, so that is looked at before the index.
+    pub fn source_id(&self, tu: &Tu) -> Option<FileId> {
+        tu.prereqs
+            .first()
+            .copied()
+            .filter(|&id| self.files.get(id as usize) == Some(&tu.source))
+            .or_else(|| self.id_of(&tu.source))
+    }
 }
 
 /// An index from path to id that holds no copy of the paths: ids by a hash
@@ -97,13 +107,13 @@ struct PathIndex {
 
 impl PathIndex {
     /// Indexes `files[id]` for every id where `keep(id)`; `hashes[id]` is
-    /// [`PathIndex::hash`] of `files[id]`, computed here where it is missing.
+    /// [`hash_str`] of `files[id]`, computed here where it is missing.
     fn new(files: &[String], hashes: &[Option<u64>], keep: impl Fn(usize) -> bool) -> Self {
         let mut index = PathIndex::default();
         index.by_hash.reserve(files.len());
         for (id, f) in files.iter().enumerate().filter(|&(id, _)| keep(id)) {
             let hash = hashes.get(id).copied().flatten();
-            match index.by_hash.entry(hash.unwrap_or_else(|| Self::hash(f))) {
+            match index.by_hash.entry(hash.unwrap_or_else(|| hash_str(f))) {
                 std::collections::hash_map::Entry::Vacant(v) => {
                     v.insert(id as FileId);
                 }
@@ -113,14 +123,10 @@ impl PathIndex {
         index
     }
 
-    fn hash(path: &str) -> u64 {
-        crate::fasthash::hash_str(path)
-    }
-
     fn get(&self, files: &[String], path: &str) -> Option<FileId> {
         let is = |id: FileId| files.get(id as usize).is_some_and(|f| f == path);
         self.by_hash
-            .get(&Self::hash(path))
+            .get(&hash_str(path))
             .copied()
             .filter(|&id| is(id))
             .or_else(|| self.spill.iter().copied().find(|&id| is(id)))
@@ -157,7 +163,7 @@ impl SharedFiles {
         }
     }
 
-    /// The id of `path` (whose [`crate::fasthash::hash_str`] is `h`) and its
+    /// The id of `path` (whose [`hash_str`] is `h`) and its
     /// timestamp; with its stat when this call created it. A file is
     /// stat'ed (outside the lock) by the worker that meets it first; were two
     /// to meet it at once, both look and the first to insert wins.
@@ -202,8 +208,9 @@ impl SharedFiles {
 }
 
 /// One worker's state: its token cache, the files it interned first (with
-/// their freshness stat, taken here so every file is stat'ed once, on both
-/// cores), and what each depfile it took gave, by entry index.
+/// their stat: every file is stat'ed once, by the worker that meets it
+/// first), and what each depfile it took gave, by entry index (mapped to its
+/// unit once the codemodel is published).
 #[derive(Default)]
 pub struct Worker {
     /// Token as written (relative ones joined to their directory) → provisional id or [`OUTSIDE`].
@@ -242,10 +249,6 @@ struct TokenCache {
 }
 
 impl TokenCache {
-    fn hash(token: &str) -> u64 {
-        crate::fasthash::hash_str(token)
-    }
-
     fn get(&self, hash: u64, token: &str) -> Option<FileId> {
         let &(at, len, id) = self.by_hash.get(&hash)?;
         (self.text.get(at as usize..at as usize + len as usize) == Some(token)).then_some(id)
@@ -361,7 +364,7 @@ impl Worker {
             self.scratch.push_str(name);
             self.scratch.as_str()
         };
-        let hash = TokenCache::hash(key);
+        let hash = hash_str(key);
         if let Some(id) = self.tokens.get(hash, key) {
             return Some(id);
         }
@@ -369,7 +372,11 @@ impl Worker {
         let id = if paths::is_within(&abs, scope.source_root)
             || paths::is_within(&abs, scope.build_root)
         {
-            let hash = crate::fasthash::hash_str(&abs);
+            // An absolute token already folded is its own path: hashed once.
+            let hash = match abs {
+                Cow::Borrowed(_) => hash,
+                Cow::Owned(_) => hash_str(&abs),
+            };
             let (id, mtime, created) = shared.intern(&abs, hash)?;
             if name.starts_with('/') {
                 self.spell(id, name);
@@ -402,28 +409,19 @@ impl Worker {
 
     /// Records `name` as the absolute spelling of `id` (the first one wins).
     fn spell(&mut self, id: FileId, name: &str) {
-        let i = id as usize;
-        if i >= self.spelling.len() {
-            self.spelling
-                .resize((i + 1).max(2 * self.spelling.len()), (0, 0));
-        }
         let (Ok(at), Ok(len)) = (u32::try_from(self.arena.len()), u32::try_from(name.len())) else {
             return; // past 4 GiB of spellings: no more guesses, lookups still work
         };
-        if self.spelling[i].1 == 0 && at.checked_add(len).is_some() {
+        let spelling = slot(&mut self.spelling, id, (0, 0));
+        if spelling.1 == 0 && at.checked_add(len).is_some() {
+            *spelling = (at, len);
             self.arena.push_str(name);
-            self.spelling[i] = (at, len);
         }
     }
 
     /// The record of `id`, made on first use.
     fn seen(&mut self, id: FileId) -> &mut Seen {
-        let at = id as usize;
-        if at >= self.seen.len() {
-            self.seen
-                .resize((at + 1).max(2 * self.seen.len()), Seen::default());
-        }
-        &mut self.seen[at]
+        slot(&mut self.seen, id, Seen::default())
     }
 
     /// Remembers that `id` followed `last` in a unit.
@@ -431,12 +429,18 @@ impl Worker {
         if last == OUTSIDE {
             return;
         }
-        let i = last as usize;
-        if i >= self.next.len() {
-            self.next.resize((i + 1).max(2 * self.next.len()), OUTSIDE);
-        }
-        self.next[i] = id;
+        *slot(&mut self.next, last, OUTSIDE) = id;
     }
+}
+
+/// The entry of `id` in a by-id table that grows (doubling, new entries
+/// `fill`) on first use of an id past its end.
+fn slot<T: Clone>(table: &mut Vec<T>, id: FileId, fill: T) -> &mut T {
+    let at = id as usize;
+    if at >= table.len() {
+        table.resize((at + 1).max(2 * table.len()), fill);
+    }
+    &mut table[at]
 }
 
 struct LocalUnit {
@@ -1161,16 +1165,6 @@ impl Pending<'_, '_> {
         }
         let entries = &list.entries;
         let shared = &job.shared;
-        // Every file met so far, with its stat, by id; the freshness of each
-        // unit is checked against it while units are mapped.
-        let mut stats: Vec<Option<FileStat>> =
-            std::iter::repeat_with(|| None).take(shared.len()).collect();
-        let mut hashes: Vec<Option<u64>> = vec![None; shared.len()];
-        for (id, hash, st) in self.created {
-            stats[id as usize] = Some(st);
-            hashes[id as usize] = Some(hash);
-        }
-
         let scope = Scope::new(&model.source_root, &model.build_root);
         let max_path = reader.limits().max_path_len;
         // Map and check every depfile not mapped yet (all of them, unless the
@@ -1208,12 +1202,6 @@ impl Pending<'_, '_> {
                 Mapped::Again(target) => {
                     let dir = &model.targets[target].dir_build;
                     let parsed = read_one(reader, d, scope, dir, shared, &mut again);
-                    stats.resize_with(shared.len(), || None);
-                    hashes.resize(shared.len(), None);
-                    for (id, hash, st) in again.created.drain(..) {
-                        stats[id as usize] = Some(st);
-                        hashes[id as usize] = Some(hash);
-                    }
                     clean = false;
                     parsed.and_then(|p| unit_of(d, model, target, max_path, p, &sources.0))
                 }
@@ -1226,17 +1214,21 @@ impl Pending<'_, '_> {
                 }
             }
         }
+        // Every file met, with its path's hash and its stat, by id.
         let files = shared.take_paths();
-        stats.resize_with(files.len(), || None);
-        let stats = stats
-            .into_iter()
-            .map(|st| {
-                st.unwrap_or(FileStat {
-                    mtime: None,
-                    real: None,
-                })
-            })
-            .collect();
+        let mut stats: Vec<FileStat> = std::iter::repeat_with(|| FileStat {
+            mtime: None,
+            real: None,
+        })
+        .take(files.len())
+        .collect();
+        let mut hashes: Vec<Option<u64>> = vec![None; files.len()];
+        for (id, hash, st) in self.created.into_iter().chain(again.created) {
+            if let Some(slot) = stats.get_mut(id as usize) {
+                *slot = st;
+                hashes[id as usize] = Some(hash);
+            }
+        }
         ev.files = files;
         audit(model, entries, units, (stats, &hashes), clean, ev, gaps)
     }
@@ -1475,21 +1467,21 @@ mod tests {
     fn token_cache_hits_only_the_token_it_holds() {
         let mut c = TokenCache::default();
         let (a, b) = ("/s/a.h", "/s/b.h");
-        c.insert(TokenCache::hash(a), a, 7);
-        assert_eq!(c.get(TokenCache::hash(a), a), Some(7));
-        assert_eq!(c.get(TokenCache::hash(b), b), None);
+        c.insert(hash_str(a), a, 7);
+        assert_eq!(c.get(hash_str(a), a), Some(7));
+        assert_eq!(c.get(hash_str(b), b), None);
         // Same hash, other token (a collision): neither cached nor confused.
-        c.insert(TokenCache::hash(a), b, 8);
-        assert_eq!(c.get(TokenCache::hash(a), b), None);
-        assert_eq!(c.get(TokenCache::hash(a), a), Some(7));
-        c.insert(TokenCache::hash(b), b, 9);
-        assert_eq!(c.get(TokenCache::hash(b), b), Some(9));
+        c.insert(hash_str(a), b, 8);
+        assert_eq!(c.get(hash_str(a), b), None);
+        assert_eq!(c.get(hash_str(a), a), Some(7));
+        c.insert(hash_str(b), b, 9);
+        assert_eq!(c.get(hash_str(b), b), Some(9));
     }
 
     #[test]
     fn path_index_checks_every_hit_against_the_file_table() {
         let files: Vec<String> = ["/s/a.h", "/s/b.h", "/s/c.h"].map(String::from).into();
-        let hashes = [None, Some(PathIndex::hash("/s/b.h")), None];
+        let hashes = [None, Some(hash_str("/s/b.h")), None];
         let index = PathIndex::new(&files, &hashes, |id| id != 2);
         assert_eq!(index.get(&files, "/s/a.h"), Some(0));
         assert_eq!(index.get(&files, "/s/b.h"), Some(1));
@@ -1498,7 +1490,7 @@ mod tests {
         // A hash taken by another path: the slot's file does not match, so
         // the spilled ids are searched.
         let mut collided = PathIndex::default();
-        collided.by_hash.insert(PathIndex::hash("/s/b.h"), 0);
+        collided.by_hash.insert(hash_str("/s/b.h"), 0);
         collided.spill.push(1);
         assert_eq!(collided.get(&files, "/s/b.h"), Some(1));
         assert_eq!(collided.get(&files, "/s/a.h"), None);
@@ -1636,6 +1628,8 @@ mod tests {
         );
         assert!(ev.id_of(&t.header).is_some());
         assert!(ev.id_of(&built_x).is_some());
+        assert_eq!(ev.source_id(&ev.tus[0]), ev.id_of(source));
+        assert!(ev.source_id(&ev.tus[0]).is_some());
         // What the wrong guess named is no evidence: a change to it must stay unknown.
         let decoy = format!("{}/x.h", t.model.source_root);
         assert!(ev.id_of(&decoy).is_none(), "{:?}", ev.files);

@@ -231,14 +231,6 @@ impl Reader {
     }
 }
 
-/// Frees `heavy` (hundreds of thousands of small allocations at monorepo
-/// scale) on a helper thread, so the caller is not held up by it. A process
-/// that exits right after does not wait for the helper; if no thread can be
-/// started, it is freed here.
-pub fn drop_in_background<T: Send + 'static>(heavy: T) {
-    let _ = std::thread::Builder::new().spawn(move || drop(heavy));
-}
-
 /// Worker threads to use: the available cores, at most eight.
 /// Asked once per process: on Linux the answer comes from the scheduler
 /// affinity and the cgroup CPU quota files.
@@ -302,16 +294,9 @@ fn par_each_n<T: Sync, S: Send>(
     })
 }
 
-/// Maps `f` over `items` on all available cores, preserving order.
-///
-/// Evidence files are independent, so reading and parsing them in parallel is
-/// safe; results are returned in input order so output stays deterministic.
-pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    par_map_n(threads(), items, f)
-}
-
-/// [`par_map`] over owned items: `f` gets each item by value with its index,
-/// so whatever it drops is freed on the worker threads too. Order preserved.
+/// Maps `f` over owned `items` on all available cores, preserving order:
+/// `f` gets each item by value with its index, so whatever it drops is freed
+/// on the worker threads too.
 pub fn par_map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(usize, T) -> R + Sync) -> Vec<R> {
     const BLOCK: usize = 8;
     let n = threads();
@@ -353,7 +338,10 @@ pub fn par_map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(usize, T) -> R 
     parts.into_iter().flat_map(|p| p.1).collect()
 }
 
-/// [`par_map`] on at most `n` threads (one when `n` is 0).
+/// Maps `f` over `items` on at most `n` threads (one when `n` is 0),
+/// preserving order. Evidence files are independent, so reading and parsing
+/// them in parallel is safe; results come back in input order, so output
+/// stays deterministic.
 pub fn par_map_n<T: Sync, R: Send>(n: usize, items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let parts = par_each_n(n, items, Vec::new, |out: &mut Vec<(usize, R)>, i, t| {
         out.push((i, f(t)))
