@@ -1662,6 +1662,68 @@ mod tests {
         assert!(other.mapper.get().is_none());
     }
 
+    /// Two reads in one process (and on one calling thread) of a tree whose
+    /// include directory became a symlink in between: the second read sees
+    /// the link, whatever the first one learnt about that directory.
+    #[test]
+    fn each_read_looks_at_the_symlinks_afresh() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = paths::fold(tmp.path().to_str().expect("utf-8 temp dir"));
+        let (src, build) = (format!("{root}/src"), format!("{root}/build"));
+        let obj_dir = format!("{build}/CMakeFiles/t.dir");
+        for d in [format!("{src}/real"), format!("{src}/inc"), obj_dir.clone()] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        std::fs::write(format!("{src}/a.cpp"), "int a;\n").expect("write");
+        std::fs::write(format!("{src}/real/x.h"), "\n").expect("write");
+        std::fs::write(format!("{src}/inc/x.h"), "\n").expect("write");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(
+            format!("{obj_dir}/a.cpp.o.d"),
+            format!("CMakeFiles/t.dir/a.cpp.o: {src}/a.cpp \\\n {src}/inc/x.h\n"),
+        )
+        .expect("write");
+        let dep_list = format!("{root}/deps.txt");
+        std::fs::write(&dep_list, format!("{obj_dir}/a.cpp.o.d\n")).expect("write");
+        let model = Codemodel {
+            object_dirs: [(obj_dir, 0)].into_iter().collect(),
+            source_root: src.clone(),
+            build_root: build.clone(),
+            targets: vec![Target {
+                name: "t".into(),
+                id: "t::@1".into(),
+                kind: TargetKind::StaticLibrary,
+                artifacts: Vec::new(),
+                dir_build: build,
+                compiled: vec![CompiledSource {
+                    path: format!("{src}/a.cpp"),
+                    language: "CXX".into(),
+                    generated: false,
+                }],
+                deps: Vec::new(),
+                object_inputs: Vec::new(),
+                defines: Vec::new(),
+                link_paths: Vec::new(),
+            }],
+            ..Codemodel::default()
+        };
+        let reader = Reader::new(Limits::default());
+        let (real_x, listed_x) = (format!("{src}/real/x.h"), format!("{src}/inc/x.h"));
+        let (ev, gaps) = load(&reader, &dep_list, &model);
+        assert!(gaps.is_empty(), "{gaps:?}");
+        assert!(
+            ev.ids_of(&real_x, None).is_empty(),
+            "inc/ is a directory of its own"
+        );
+        // inc/ becomes a symlink to real/.
+        std::fs::remove_dir_all(format!("{src}/inc")).expect("rm");
+        std::os::unix::fs::symlink(format!("{src}/real"), format!("{src}/inc")).expect("ln");
+        let (ev, gaps) = load(&reader, &dep_list, &model);
+        assert!(gaps.is_empty(), "{gaps:?}");
+        let listed = ev.id_of(&listed_x).expect("inc/x.h is listed");
+        assert_eq!(ev.ids_of(&real_x, None), vec![listed]);
+    }
+
     #[test]
     fn depfiles_read_against_other_roots_are_read_again() {
         let t = tree();
