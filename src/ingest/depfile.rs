@@ -1565,43 +1565,54 @@ mod tests {
         std::fs::create_dir_all(format!("{dir_build}/src")).expect("mkdir");
         std::fs::write(format!("{dir_build}/src/x.h"), "\n").expect("write");
         std::fs::write(format!("{src}/x.h"), "\n").expect("write");
-        // Written last, so it is no older than its prerequisites.
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        std::fs::write(
-            format!("{obj_dir}/a.cpp.o.d"),
-            format!("sub/CMakeFiles/t.dir/a.cpp.o: {src}/a.cpp \\\n gen.h /usr/include/stdio.h src/x.h\n"),
-        )
-        .expect("write");
-        let dep_list = format!("{root}/deps.txt");
-        std::fs::write(&dep_list, format!("{obj_dir}/a.cpp.o.d\n")).expect("write");
-        let target = Target {
-            name: "t".into(),
-            id: "t::@1".into(),
-            kind: TargetKind::StaticLibrary,
-            artifacts: Vec::new(),
-            dir_build: dir_build.clone(),
-            compiled: vec![CompiledSource {
-                path: format!("{src}/a.cpp"),
-                language: "CXX".into(),
-                generated: false,
-            }],
-            deps: Vec::new(),
-            object_inputs: Vec::new(),
-            defines: Vec::new(),
-            link_paths: Vec::new(),
-        };
-        let model = Codemodel {
-            object_dirs: [(obj_dir, 0)].into_iter().collect(),
-            source_root: src,
-            build_root: build,
-            targets: vec![target],
-            ..Codemodel::default()
-        };
+        let dep_list = write_depfile(
+            &root,
+            &obj_dir,
+            &format!("sub/CMakeFiles/t.dir/a.cpp.o: {src}/a.cpp \\\n gen.h /usr/include/stdio.h src/x.h\n"),
+        );
+        let model = one_target_model(&src, &build, &dir_build, obj_dir);
         Tree {
             _tmp: tmp,
             model,
             dep_list,
             header,
+        }
+    }
+
+    /// Writes `text` as `<obj_dir>/a.cpp.o.d`, last (so it is no older than
+    /// its prerequisites), and a dependency list naming it; returns the list.
+    fn write_depfile(root: &str, obj_dir: &str, text: &str) -> String {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(format!("{obj_dir}/a.cpp.o.d"), text).expect("write");
+        let dep_list = format!("{root}/deps.txt");
+        std::fs::write(&dep_list, format!("{obj_dir}/a.cpp.o.d\n")).expect("write");
+        dep_list
+    }
+
+    /// A codemodel of one static library `t` compiling `<src>/a.cpp` in
+    /// `dir_build`, its objects in `obj_dir`.
+    fn one_target_model(src: &str, build: &str, dir_build: &str, obj_dir: String) -> Codemodel {
+        Codemodel {
+            object_dirs: [(obj_dir, 0)].into_iter().collect(),
+            source_root: src.into(),
+            build_root: build.into(),
+            targets: vec![Target {
+                name: "t".into(),
+                id: "t::@1".into(),
+                kind: TargetKind::StaticLibrary,
+                artifacts: Vec::new(),
+                dir_build: dir_build.into(),
+                compiled: vec![CompiledSource {
+                    path: format!("{src}/a.cpp"),
+                    language: "CXX".into(),
+                    generated: false,
+                }],
+                deps: Vec::new(),
+                object_inputs: Vec::new(),
+                defines: Vec::new(),
+                link_paths: Vec::new(),
+            }],
+            ..Codemodel::default()
         }
     }
 
@@ -1677,36 +1688,12 @@ mod tests {
         std::fs::write(format!("{src}/a.cpp"), "int a;\n").expect("write");
         std::fs::write(format!("{src}/real/x.h"), "\n").expect("write");
         std::fs::write(format!("{src}/inc/x.h"), "\n").expect("write");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        std::fs::write(
-            format!("{obj_dir}/a.cpp.o.d"),
-            format!("CMakeFiles/t.dir/a.cpp.o: {src}/a.cpp \\\n {src}/inc/x.h\n"),
-        )
-        .expect("write");
-        let dep_list = format!("{root}/deps.txt");
-        std::fs::write(&dep_list, format!("{obj_dir}/a.cpp.o.d\n")).expect("write");
-        let model = Codemodel {
-            object_dirs: [(obj_dir, 0)].into_iter().collect(),
-            source_root: src.clone(),
-            build_root: build.clone(),
-            targets: vec![Target {
-                name: "t".into(),
-                id: "t::@1".into(),
-                kind: TargetKind::StaticLibrary,
-                artifacts: Vec::new(),
-                dir_build: build,
-                compiled: vec![CompiledSource {
-                    path: format!("{src}/a.cpp"),
-                    language: "CXX".into(),
-                    generated: false,
-                }],
-                deps: Vec::new(),
-                object_inputs: Vec::new(),
-                defines: Vec::new(),
-                link_paths: Vec::new(),
-            }],
-            ..Codemodel::default()
-        };
+        let dep_list = write_depfile(
+            &root,
+            &obj_dir,
+            &format!("CMakeFiles/t.dir/a.cpp.o: {src}/a.cpp \\\n {src}/inc/x.h\n"),
+        );
+        let model = one_target_model(&src, &build, &build, obj_dir);
         let reader = Reader::new(Limits::default());
         let (real_x, listed_x) = (format!("{src}/real/x.h"), format!("{src}/inc/x.h"));
         let (ev, gaps) = load(&reader, &dep_list, &model);
