@@ -58,6 +58,9 @@ pub struct Changed {
     pub files: Vec<FileId>,
     /// The reason this path alone forbids a subset, if any.
     pub gap: Option<Gap>,
+    /// Absolute, folded, under the evidence's spelling of the source root
+    /// (empty when the path could not be made absolute).
+    pub abs: String,
 }
 
 /// File names that are external resources (lockfiles, presets, package managers).
@@ -86,6 +89,29 @@ pub struct Roots<'a> {
     pub source: &'a str,
     /// Build root as the evidence spells it (folded).
     pub build: &'a str,
+}
+
+/// Whether build-tree file `copy` may be a copy of source file `src`: it has
+/// the same file name, or the same size and bytes. A configure-time copy
+/// (`file(COPY)`, `configure_file(… COPYONLY)`, `file(COPY_FILE)`) has no
+/// other trace in the evidence; either test is enough to count it, and
+/// counting too many only costs precision.
+pub fn may_be_copy(copy: &str, src: &str) -> bool {
+    let name = |p: &str| p.rsplit('/').next().unwrap_or("").to_owned();
+    if name(copy) == name(src) {
+        return true;
+    }
+    same_bytes(copy, src)
+}
+
+/// Size first, then bytes; `false` when either cannot be read.
+pub fn same_bytes(a: &str, b: &str) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(ma), Ok(mb)) if ma.is_file() && mb.is_file() && ma.len() == mb.len() => {
+            matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
+        }
+        _ => false,
+    }
 }
 
 /// Classifies each changed path, in input order, de-duplicated by canonical path.
@@ -138,6 +164,7 @@ fn unresolved(display: String, code: Code, evidence: String) -> Changed {
         evidence,
         files: Vec::new(),
         gap: Some(gap),
+        abs: String::new(),
     }
 }
 
@@ -207,6 +234,27 @@ fn classify_one(
             None => f,
         }
     };
+    let mut c = classify_abs(
+        &abs,
+        roots,
+        real_roots,
+        evidence,
+        main_sources,
+        cmake_inputs,
+    );
+    c.abs = abs;
+    c
+}
+
+fn classify_abs(
+    abs: &str,
+    roots: &Roots<'_>,
+    real_roots: &RealRoots,
+    evidence: &DepEvidence,
+    main_sources: &crate::fasthash::FastSet<FileId>,
+    cmake_inputs: Option<&[String]>,
+) -> Changed {
+    let abs = abs.to_owned();
     let display = match paths::strip_root(&abs, roots.source) {
         Some("") => ".".to_owned(),
         Some(rel) => rel.to_owned(),
@@ -262,6 +310,7 @@ fn classify_one(
             evidence,
             files: Vec::new(),
             gap: Some(gap),
+            abs: String::new(),
         };
     }
     let in_inputs = cmake_inputs.is_some_and(|inputs| inputs.binary_search(&abs).is_ok());
@@ -279,6 +328,7 @@ fn classify_one(
             evidence,
             files: Vec::new(),
             gap: Some(gap),
+            abs: String::new(),
         };
     }
     if !exists {
@@ -308,5 +358,6 @@ fn classify_one(
         evidence: evidence.into(),
         files: ids,
         gap: None,
+        abs: String::new(),
     }
 }

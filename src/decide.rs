@@ -88,6 +88,14 @@ pub mod select_code {
     pub const POLICY_PATH_RULE: &str = "POLICY_PATH_RULE";
     /// Opaque boundary forced selection (`opaque = "select"`).
     pub const OPAQUE_BOUNDARY: &str = "OPAQUE_BOUNDARY";
+    /// Test-to-test data flow: a selected test sets up, cleans up or precedes
+    /// (DEPENDS) this one, or shares a RESOURCE_LOCK with it.
+    pub const TEST_DATA_FLOW: &str = "TEST_DATA_FLOW";
+    /// The test names a changed path (or a directory holding it) in its
+    /// command, environment, working directory, REQUIRED_FILES or build.
+    pub const NAMES_CHANGED_PATH: &str = "NAMES_CHANGED_PATH";
+    /// The test may run or load an affected program or library by name.
+    pub const MAY_LOAD_AFFECTED: &str = "MAY_LOAD_AFFECTED";
     /// Whole-run fallback.
     pub const FULL_SUITE_FALLBACK: &str = "FULL_SUITE_FALLBACK";
     /// Skip argument.

@@ -57,8 +57,11 @@ pub struct Graph<'m> {
     fwd: Vec<Vec<usize>>,
     /// Opaque targets and why.
     pub opaque: HashMap<usize, Opaque>,
-    /// Artifact path → targets producing it.
+    /// Artifact path → targets producing it (every spelling: the codemodel's,
+    /// and each symlink of a versioned library's chain).
     by_artifact: FastMap<String, Vec<usize>>,
+    /// Artifact file name (of every spelling) → targets.
+    by_name: FastMap<String, Vec<usize>>,
     /// Whether a unit of each target was compiled (see [`Graph::maybe_built`]).
     compiled: Vec<bool>,
     /// Whether an artifact of each target exists: one stat per target, on
@@ -109,22 +112,18 @@ impl<'m> Graph<'m> {
         }
         // Link lines that name another target's artifact are dependencies too,
         // whether or not `dependencies` lists them (adding edges is always safe).
-        let mut by_artifact: FastMap<String, Vec<usize>> = FastMap::default();
-        for (i, t) in model.targets.iter().enumerate() {
-            for a in &t.artifacts {
-                by_artifact.entry(a.clone()).or_default().push(i);
-            }
-        }
+        let by_artifact = artifact_index(model);
         // Sorted and unique from here on; link owners that `dependencies`
         // already lists (most of them) are not added twice.
         for f in &mut fwd {
             f.sort_unstable();
             f.dedup();
         }
+        let by_name = name_index(&by_artifact);
         let mut extra = Vec::new();
         for (i, t) in model.targets.iter().enumerate() {
             for l in &t.link_paths {
-                match by_artifact.get(l.as_str()) {
+                match link_owners(&by_artifact, l) {
                     Some(owners) => extra.extend(
                         owners
                             .iter()
@@ -144,6 +143,47 @@ impl<'m> Graph<'m> {
                         });
                     }
                     None => {}
+                }
+            }
+            // `-lNAME` (or `-l:FILE`): the linker searches the `-L` directories and
+            // the system ones. Every target whose artifact has one of the names it
+            // may find is an edge; a matching file in a build-tree search directory
+            // that no target produces makes the target opaque.
+            for name in &t.link_names {
+                let files = link_name_files(name);
+                let mut found = false;
+                for f in &files {
+                    if let Some(owners) = by_name.get(f.as_str()) {
+                        found = true;
+                        extra.extend(
+                            owners
+                                .iter()
+                                .copied()
+                                .filter(|&o| o != i && fwd[i].binary_search(&o).is_err()),
+                        );
+                    }
+                }
+                if found {
+                    continue;
+                }
+                let in_tree = t
+                    .link_dirs
+                    .iter()
+                    .filter(|d| paths::is_within(d, &model.build_root))
+                    .find_map(|d| {
+                        files
+                            .iter()
+                            .map(|f| format!("{d}/{f}"))
+                            .find(|p| std::fs::symlink_metadata(p).is_ok())
+                    });
+                if let Some(p) = in_tree {
+                    opaque.entry(i).or_insert(Opaque {
+                        code: Code::UnknownLinkInput,
+                        detail: format!(
+                            "target {:?} links -l{name}, found as {p}, which no known target produces",
+                            t.name
+                        ),
+                    });
                 }
             }
             if !extra.is_empty() {
@@ -170,6 +210,7 @@ impl<'m> Graph<'m> {
             fwd,
             opaque,
             by_artifact,
+            by_name,
         }
     }
 
@@ -196,6 +237,26 @@ impl<'m> Graph<'m> {
                 ),
             });
         }
+    }
+
+    /// The codemodel this graph describes.
+    pub fn model(&self) -> &'m Codemodel {
+        self.model
+    }
+
+    /// Every artifact spelling (folded path) → its targets.
+    pub fn artifact_spellings(&self) -> &FastMap<String, Vec<usize>> {
+        &self.by_artifact
+    }
+
+    /// Every artifact file name (of every spelling) → its targets.
+    pub fn artifact_names(&self) -> &FastMap<String, Vec<usize>> {
+        &self.by_name
+    }
+
+    /// The targets whose artifact is spelled `path` (folded).
+    pub fn artifact_owners(&self, path: &str) -> &[usize] {
+        self.by_artifact.get(path).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Targets whose artifact path occurs verbatim in any of `texts`, sorted.
@@ -393,6 +454,94 @@ fn walk(start: &[usize], adj: &[Vec<usize>]) -> Vec<usize> {
         .collect()
 }
 
+/// Every spelling of every artifact: the codemodel's path and, where it is a
+/// symlink, each link of its chain (a versioned shared library's
+/// `libfoo.so -> libfoo.so.1 -> libfoo.so.1.2.3`), all folded.
+fn artifact_index(model: &Codemodel) -> FastMap<String, Vec<usize>> {
+    let mut by_artifact: FastMap<String, Vec<usize>> = FastMap::default();
+    for (i, t) in model.targets.iter().enumerate() {
+        for a in &t.artifacts {
+            by_artifact.entry(a.clone()).or_default().push(i);
+            if t.kind == TargetKind::ObjectLibrary {
+                continue;
+            }
+            let mut cur = a.clone();
+            for _ in 0..8 {
+                let Ok(link) = std::fs::read_link(&cur) else {
+                    break;
+                };
+                let Some(link) = link.to_str() else { break };
+                let dir = cur.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+                let next = paths::join_fold(dir, link);
+                let owners = by_artifact.entry(next.clone()).or_default();
+                if !owners.contains(&i) {
+                    owners.push(i);
+                }
+                cur = next;
+            }
+        }
+    }
+    for v in by_artifact.values_mut() {
+        v.sort_unstable();
+        v.dedup();
+    }
+    by_artifact
+}
+
+/// File name → targets, over every spelling in `by_artifact`.
+fn name_index(by_artifact: &FastMap<String, Vec<usize>>) -> FastMap<String, Vec<usize>> {
+    let mut by_name: FastMap<String, Vec<usize>> = FastMap::default();
+    for (path, owners) in by_artifact {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        by_name
+            .entry(name.to_owned())
+            .or_default()
+            .extend(owners.iter().copied());
+    }
+    for v in by_name.values_mut() {
+        v.sort_unstable();
+        v.dedup();
+    }
+    by_name
+}
+
+/// The targets a link-line path names: an artifact spelling, or a versioned
+/// name beside one (`libfoo.so.1.2.3` next to the artifact `libfoo.so`,
+/// whose symlinks may not exist yet).
+fn link_owners<'a>(
+    by_artifact: &'a FastMap<String, Vec<usize>>,
+    l: &str,
+) -> Option<&'a Vec<usize>> {
+    if let Some(o) = by_artifact.get(l) {
+        return Some(o);
+    }
+    let mut cut = l.len();
+    while let Some(dot) = l[..cut].rfind('.') {
+        let tail = &l[dot + 1..];
+        if tail.is_empty() || !tail.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            return None;
+        }
+        if let Some(o) = by_artifact.get(&l[..dot]) {
+            return Some(o);
+        }
+        cut = dot;
+    }
+    None
+}
+
+/// The file names `-lNAME` may resolve to (`-l:FILE` names one exactly).
+fn link_name_files(name: &str) -> Vec<String> {
+    match name.strip_prefix(':') {
+        Some(file) => vec![file.to_owned()],
+        None => vec![
+            format!("lib{name}.so"),
+            format!("lib{name}.a"),
+            format!("lib{name}.dylib"),
+            format!("{name}.lib"),
+        ],
+    }
+}
+
 /// Adds every target whose artifact path occurs verbatim in `s`.
 fn find_artifacts(
     s: &str,
@@ -450,7 +599,7 @@ pub struct Impact {
     pub units: Vec<usize>,
     /// Targets owning one of those units, sorted.
     pub direct: Vec<usize>,
-    /// Gaps found by the walk (runtime-loaded targets).
+    /// Gaps found by the walk (none today; kept for walk-level audits).
     pub gaps: Vec<Gap>,
 }
 
@@ -461,7 +610,6 @@ pub fn impact(
     changed: &[Changed],
     catalogue: &Catalogue,
     mappings: &[TestMapping],
-    extra_reached: &[usize],
 ) -> Impact {
     let model = graph.model;
     let mut out = Impact::default();
@@ -562,47 +710,6 @@ pub fn impact(
                         .collect(),
                 });
             }
-        }
-    }
-    // Runtime loading without graph edges.
-    let mut reached_by_tests = vec![false; model.targets.len()];
-    let direct_all: Vec<usize> = mappings
-        .iter()
-        .filter_map(|m| match m {
-            TestMapping::Mapped { direct } => Some(direct.iter().copied()),
-            TestMapping::Unmapped(_) => None,
-        })
-        .flatten()
-        .chain(extra_reached.iter().copied())
-        .collect();
-    for t in graph.closure(&direct_all) {
-        reached_by_tests[t] = true;
-    }
-    for (t, a) in affected.iter().enumerate() {
-        if !a {
-            continue;
-        }
-        let target = &model.targets[t];
-        match target.kind {
-            TargetKind::Executable | TargetKind::SharedLibrary | TargetKind::ModuleLibrary
-                if !reached_by_tests[t] && graph.maybe_built(t) =>
-            {
-                out.gaps.push(Gap::new(
-                    Code::RuntimeLoadedTarget,
-                    format!(
-                        "affected {} {:?} is reached by no test through the graph, test arguments, environment or compile definitions; a test may still run or load it by path",
-                        target.kind.as_str(),
-                        target.name
-                    ),
-                ))
-            }
-            TargetKind::Executable
-            | TargetKind::SharedLibrary
-            | TargetKind::ModuleLibrary
-            | TargetKind::StaticLibrary
-            | TargetKind::ObjectLibrary
-            | TargetKind::InterfaceLibrary
-            | TargetKind::Utility => {}
         }
     }
     out.affected = set_indices(&affected);

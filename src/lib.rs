@@ -17,6 +17,7 @@ pub mod graph;
 pub mod ingest;
 pub mod paths;
 pub mod policy;
+pub mod reach;
 pub mod reason;
 pub mod report;
 pub mod vcs;
@@ -202,6 +203,7 @@ fn stop_at_total_limit(
             evidence: why.into(),
             files: Vec::new(),
             gap: Some(Gap::new(Code::LimitExceeded, format!("{raw}: {why}"))),
+            abs: String::new(),
         })
         .collect();
     a.evidence = reader.digests();
@@ -294,7 +296,7 @@ fn analyse_evidence(
         let mut graph = graph::Graph::new(model);
         let empty = ingest::ctest::Catalogue::default();
         let cat = catalogue.unwrap_or(&empty);
-        let mappings = graph.map_tests(cat);
+        let mut mappings = graph.map_tests(cat);
         let config_gaps = graph.config_gaps(cat);
 
         // 6-7. Dependency files: mapping, completeness, freshness.
@@ -303,13 +305,31 @@ fn analyse_evidence(
         decision.extend(dep_gaps);
         graph.add_depfile_evidence(&deps);
         decision.extend(config_gaps);
+        if let Some(c) = catalogue {
+            decision.extend(ingest::ctest::audit_against(c, model));
+        }
+
+        // 5 (cont.). What each test names beyond its executable: artifacts and
+        // outputs join its direct targets; source paths and copies are kept.
+        let listed = std::fs::metadata(&req.ctest_json)
+            .and_then(|m| m.modified())
+            .ok();
+        let lookup = reach::Lookup::new(&graph, listed);
+        let (reaches, reach_gaps) = reach::extend_mappings(
+            &lookup,
+            &deps,
+            cat,
+            &mut mappings,
+            req.limits.max_file_bytes,
+        );
+        decision.extend(reach_gaps);
 
         // 5 (cont.). Find tests behind opaque boundaries.
         let tainted = graph.tainted();
         let select_opaque = a.policy.opaque == OpaqueMode::Select;
         let mut forced: Vec<Forced> = Vec::new();
         let mut extra_reached: Vec<usize> = Vec::new();
-        for (test, m) in cat.tests.iter().zip(&mappings) {
+        for (ti, (test, m)) in cat.tests.iter().zip(&mappings).enumerate() {
             let local_gap = match m {
                 graph::TestMapping::Unmapped(g) => {
                     if select_opaque {
@@ -319,12 +339,14 @@ fn analyse_evidence(
                     }
                     Some(g.clone())
                 }
-                graph::TestMapping::Mapped { direct } => {
-                    direct.iter().find_map(|d| tainted.get(d)).map(|origin| {
+                graph::TestMapping::Mapped { direct } => direct
+                    .iter()
+                    .find_map(|d| tainted.get(d))
+                    .map(|origin| {
                         let why = &graph.opaque[origin];
                         Gap::new(why.code, format!("test {:?}: {}", test.name, why.detail))
                     })
-                }
+                    .or_else(|| reaches[ti].unknown.clone()),
             };
             if let Some(g) = local_gap {
                 if select_opaque {
@@ -382,20 +404,68 @@ fn analyse_evidence(
             a.evidence = reader.digests();
             return a;
         };
-        let impact = graph::impact(
-            &graph,
-            &deps,
-            &a.changed,
-            catalogue,
-            &mappings,
-            &extra_reached,
-        );
+        let impact = graph::impact(&graph, &deps, &a.changed, catalogue, &mappings);
         decision.extend(impact.gaps.iter().cloned());
 
         // Policy: always-run tests and label rules for matching paths.
         let (policy_forced, policy_gaps) = apply_policy(&a.policy, catalogue, &a.changed);
         forced.extend(policy_forced);
         decision.extend(policy_gaps);
+
+        // What tests name and load beyond the graph, then test-to-test data flow.
+        let index: std::collections::HashMap<&str, usize> = catalogue
+            .tests
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.as_str(), i))
+            .collect();
+        let mut is_selected = vec![false; catalogue.tests.len()];
+        for &i in &impact.selected {
+            is_selected[i] = true;
+        }
+        for f in &forced {
+            if let Some(&i) = index.get(f.test.as_str()) {
+                is_selected[i] = true;
+            }
+        }
+        let mut select = |i: usize, code: &'static str, detail: String, flags: &mut Vec<bool>| {
+            flags[i] = true;
+            forced.push(Forced {
+                test: catalogue.tests[i].name.clone(),
+                code,
+                detail,
+            });
+        };
+        for (i, r) in reaches.iter().enumerate() {
+            for c in &a.changed {
+                if let Some(why) = names_changed(r, c) {
+                    select(i, select_code::NAMES_CHANGED_PATH, why, &mut is_selected);
+                }
+            }
+        }
+        let mut affected = vec![false; model.targets.len()];
+        for &t in &impact.affected {
+            affected[t] = true;
+        }
+        let (loaded, load_gaps) =
+            reach::loaded_by_bytes(&graph, &mappings, &affected, &is_selected);
+        decision.extend(load_gaps);
+        for l in loaded {
+            select(
+                l.test,
+                select_code::MAY_LOAD_AFFECTED,
+                l.detail,
+                &mut is_selected,
+            );
+        }
+        for f in reach::data_flow(catalogue, &is_selected) {
+            select(
+                f.test,
+                select_code::TEST_DATA_FLOW,
+                f.detail,
+                &mut is_selected,
+            );
+        }
 
         // Affected summary (for plans), from the walk.
         let mut units: Vec<String> = impact
@@ -451,6 +521,38 @@ fn analyse_evidence(
 /// can be started, it is freed here.
 fn drop_in_background<T: Send + 'static>(heavy: T) {
     let _ = std::thread::Builder::new().spawn(move || drop(heavy));
+}
+
+/// Why test reach `r` makes changed path `c` select its test, if it does: the
+/// test names `c`, a directory holding it, or a configure-time copy of it
+/// (same file name, or same bytes).
+fn names_changed(r: &reach::TestReach, c: &changes::Changed) -> Option<String> {
+    if c.abs.is_empty() {
+        return None;
+    }
+    if let Some(n) = r
+        .source
+        .iter()
+        .find(|n| **n == c.abs || paths::is_within(&c.abs, n))
+    {
+        return Some(if *n == c.abs {
+            format!("names changed path {}", c.display)
+        } else {
+            format!(
+                "names directory {n}, which holds changed path {}",
+                c.display
+            )
+        });
+    }
+    r.configured
+        .iter()
+        .find(|copy| changes::may_be_copy(copy, &c.abs))
+        .map(|copy| {
+            format!(
+                "names {copy}, which configure wrote and which may be a copy of changed path {}",
+                c.display
+            )
+        })
 }
 
 fn apply_policy(

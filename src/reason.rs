@@ -62,6 +62,12 @@ codes! {
         "a test name contains control characters or surrounding whitespace that ctest -R cannot address reliably";
     CtestNoTestfile => "CTEST_NO_TESTFILE", CatalogueUntrusted,
         "the catalogue lists no tests and the build tree has no CTestTestfile.cmake, so an empty suite cannot be told from a missing one";
+    CtestCatalogueEmpty => "CTEST_CATALOGUE_EMPTY", CatalogueUntrusted,
+        "the catalogue lists no tests although the build registers tests or builds executables: it was listed in the wrong directory or without -C (list it in the build dir: ctest [-C <config>] --show-only=json-v1)";
+    CtestCatalogueForeign => "CTEST_CATALOGUE_FOREIGN", CatalogueUntrusted,
+        "no test of the catalogue runs in, or runs a program of, this build tree: it was listed from another build (list it in this build dir: ctest [-C <config>] --show-only=json-v1)";
+    CtestConfigMissing => "CTEST_CONFIG_MISSING", CatalogueUntrusted,
+        "the build uses a multi-config generator and the catalogue was listed without -C, so ctest left out every configuration-specific test (list it with ctest -C <config> --show-only=json-v1)";
     TestCommandMissing => "TEST_COMMAND_MISSING", FullSuite,
         "a test has no command (its executable was not built or does not exist)";
     TestCommandUnmapped => "TEST_COMMAND_UNMAPPED", FullSuite,
@@ -132,6 +138,10 @@ codes! {
     // --- graph (contract §4 rows 23-24 and our additions) ---
     RuntimeLoadedTarget => "RUNTIME_LOADED_TARGET", FullSuite,
         "an affected executable, shared or MODULE library that no test reaches through the graph or its command, environment or compile definitions may still be run or loaded by a test at run time";
+    TestReadsUnknownBuildFile => "TEST_READS_UNKNOWN_BUILD_FILE", FullSuite,
+        "a test names a build-tree file that a build step wrote after configure and that no target in the evidence produces, so what it depends on is unknown";
+    PrereqNotVersioned => "PREREQ_NOT_VERSIONED", FullSuite,
+        "a source-tree prerequisite in the dependency evidence is git-ignored or untracked, so the change source cannot vouch that it did not change";
     // --- policy ---
     PolicyLabelUncovered => "POLICY_LABEL_UNCOVERED", FullSuite,
         "a policy rule requires a label that no registered test carries (insufficient coverage)";

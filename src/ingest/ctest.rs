@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use crate::reason::{Code, Gap};
 
 /// One registered test.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Test {
     /// The exact CTest name.
     pub name: String,
@@ -27,6 +27,39 @@ pub struct Test {
     pub labels: Vec<String>,
     /// ENVIRONMENT property entries (`K=V`).
     pub environment: Vec<String>,
+    /// ENVIRONMENT_MODIFICATION entries (`K=op:value`).
+    pub environment_modification: Vec<String>,
+    /// WORKING_DIRECTORY (ctest always writes it; empty when absent).
+    pub working_directory: String,
+    /// REQUIRED_FILES.
+    pub required_files: Vec<String>,
+    /// DEPENDS: tests that must run before this one (ctest adds fixture edges here too).
+    pub depends: Vec<String>,
+    /// FIXTURES_SETUP: fixtures this test sets up.
+    pub fixtures_setup: Vec<String>,
+    /// FIXTURES_CLEANUP: fixtures this test cleans up.
+    pub fixtures_cleanup: Vec<String>,
+    /// FIXTURES_REQUIRED: fixtures this test needs.
+    pub fixtures_required: Vec<String>,
+    /// RESOURCE_LOCK: resources this test holds exclusively.
+    pub resource_lock: Vec<String>,
+}
+
+impl Test {
+    /// Every string this test's registration hands to the program it runs:
+    /// the command (all elements), ENVIRONMENT, ENVIRONMENT_MODIFICATION,
+    /// WORKING_DIRECTORY and REQUIRED_FILES. A path or file name a test can
+    /// open without computing it at run time is in one of these (or in its
+    /// build: see `reach`).
+    pub fn texts(&self) -> impl Iterator<Item = &String> {
+        self.command
+            .iter()
+            .flatten()
+            .chain(&self.environment)
+            .chain(&self.environment_modification)
+            .chain(std::iter::once(&self.working_directory).filter(|w| !w.is_empty()))
+            .chain(&self.required_files)
+    }
 }
 
 /// The whole catalogue, in file order.
@@ -172,24 +205,45 @@ pub fn parse(
     }
     let mut tests = Vec::with_capacity(raw.tests.len());
     for t in raw.tests {
-        let mut labels = Vec::new();
-        let mut environment = Vec::new();
-        for p in t.properties.unwrap_or_default() {
-            match p.name.as_str() {
-                "LABELS" => labels = string_list("LABELS", &t.name, &p.value)?,
-                "ENVIRONMENT" => environment = string_list("ENVIRONMENT", &t.name, &p.value)?,
-                _ => {}
-            }
-        }
-        labels.sort();
-        labels.dedup();
-        tests.push(Test {
+        let mut test = Test {
             name: t.name,
             command: t.command,
             config: t.config,
-            labels,
-            environment,
-        });
+            ..Test::default()
+        };
+        for p in t.properties.unwrap_or_default() {
+            let slot = match p.name.as_str() {
+                "LABELS" => &mut test.labels,
+                "ENVIRONMENT" => &mut test.environment,
+                "ENVIRONMENT_MODIFICATION" => &mut test.environment_modification,
+                "REQUIRED_FILES" => &mut test.required_files,
+                "DEPENDS" => &mut test.depends,
+                "FIXTURES_SETUP" => &mut test.fixtures_setup,
+                "FIXTURES_CLEANUP" => &mut test.fixtures_cleanup,
+                "FIXTURES_REQUIRED" => &mut test.fixtures_required,
+                "RESOURCE_LOCK" => &mut test.resource_lock,
+                "WORKING_DIRECTORY" => {
+                    let mut wd = string_list("WORKING_DIRECTORY", &test.name, &p.value)?;
+                    if wd.len() > 1 {
+                        return Err(Gap::new(
+                            Code::CtestMalformed,
+                            format!(
+                                "test {:?}: WORKING_DIRECTORY has {} values",
+                                test.name,
+                                wd.len()
+                            ),
+                        ));
+                    }
+                    test.working_directory = wd.pop().unwrap_or_default();
+                    continue;
+                }
+                _ => continue,
+            };
+            *slot = string_list(&p.name, &test.name, &p.value)?;
+        }
+        test.labels.sort();
+        test.labels.dedup();
+        tests.push(test);
     }
     if tests.is_empty() {
         let testfile = format!("{build_dir}/CTestTestfile.cmake");
@@ -199,8 +253,119 @@ pub fn parse(
                 format!("{origin}: no tests and no {testfile}"),
             ));
         }
+        if let Some(file) = registers_tests(build_dir) {
+            return Err(Gap::new(
+                Code::CtestCatalogueEmpty,
+                format!(
+                    "{origin} lists no tests, but {file} registers some: list the catalogue in the build dir with `ctest --show-only=json-v1` (multi-config generators: `ctest -C <config> --show-only=json-v1`)"
+                ),
+            ));
+        }
     }
     Ok(Catalogue { tests })
+}
+
+/// The first CTestTestfile.cmake under `build_dir` (following `subdirs()`)
+/// that registers a test (`add_test(`), if any. Bounded: at most 10,000 files.
+fn registers_tests(build_dir: &str) -> Option<String> {
+    let mut todo = vec![build_dir.to_owned()];
+    let mut seen = HashSet::new();
+    while let Some(dir) = todo.pop() {
+        if seen.len() >= 10_000 || !seen.insert(dir.clone()) {
+            continue;
+        }
+        let file = format!("{dir}/CTestTestfile.cmake");
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for line in text.lines() {
+            let l = line.trim_start();
+            if l.starts_with("add_test(") || l.starts_with("add_test (") {
+                return Some(file);
+            }
+            if let Some(rest) = l.strip_prefix("subdirs(") {
+                let sub = rest
+                    .trim_end()
+                    .trim_end_matches(')')
+                    .trim()
+                    .trim_matches('"');
+                if !sub.is_empty() {
+                    todo.push(crate::paths::join_fold(&dir, sub));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Audits the catalogue against the codemodel of the build it should
+/// describe (contract: a catalogue that lists nothing is not an empty suite):
+/// * a multi-config build listed without `-C` (ctest then drops every test
+///   that exists only in some configurations);
+/// * no tests while the build has executables;
+/// * tests, none of which runs in or names a path of this build tree.
+pub fn audit_against(cat: &Catalogue, model: &crate::ingest::file_api::Codemodel) -> Vec<Gap> {
+    use crate::ingest::file_api::TargetKind;
+    let mut gaps = Vec::new();
+    let cfg_hint = if model.multi_config {
+        format!(
+            "`ctest -C <config> --show-only=json-v1` (configurations: {})",
+            model.config_names.join(", ")
+        )
+    } else {
+        "`ctest --show-only=json-v1`".to_owned()
+    };
+    if model.multi_config && (cat.tests.is_empty() || cat.tests.iter().any(|t| t.config.is_none()))
+    {
+        gaps.push(Gap::new(
+            Code::CtestConfigMissing,
+            format!(
+                "the build uses the multi-config generator {:?} and the catalogue was listed without -C: list it in {} with {cfg_hint}",
+                model.generator, model.build_root
+            ),
+        ));
+    }
+    let executables = model
+        .targets
+        .iter()
+        .filter(|t| t.kind == TargetKind::Executable)
+        .count();
+    if executables == 0 {
+        return gaps;
+    }
+    if cat.tests.is_empty() {
+        gaps.push(Gap::new(
+            Code::CtestCatalogueEmpty,
+            format!(
+                "the catalogue lists no tests while the build has {executables} executables: list it in {} with {cfg_hint}",
+                model.build_root
+            ),
+        ));
+        return gaps;
+    }
+    let build = &model.build_root;
+    let artifacts: HashSet<&str> = model
+        .targets
+        .iter()
+        .flat_map(|t| t.artifacts.iter().map(String::as_str))
+        .collect();
+    let ours = cat.tests.iter().any(|t| {
+        let wd = crate::paths::fold(&t.working_directory);
+        (!t.working_directory.is_empty() && crate::paths::is_within(&wd, build))
+            || t.command.iter().flatten().any(|c| {
+                let f = crate::paths::fold(c);
+                crate::paths::is_within(&f, build) || artifacts.contains(f.as_str())
+            })
+    });
+    if !ours {
+        gaps.push(Gap::new(
+            Code::CtestCatalogueForeign,
+            format!(
+                "no test of the catalogue runs in {build} or runs one of its artifacts: it was listed from another build tree; list it in {build} with {cfg_hint}"
+            ),
+        ));
+    }
+    gaps
 }
 
 #[cfg(test)]

@@ -1445,6 +1445,7 @@ mod tests {
             object_inputs: Vec::new(),
             defines: Vec::new(),
             link_paths: Vec::new(),
+            ..Target::default()
         });
         let ev = DepEvidence {
             files: vec!["/s/a.cpp".into()],
@@ -1611,6 +1612,7 @@ mod tests {
                 object_inputs: Vec::new(),
                 defines: Vec::new(),
                 link_paths: Vec::new(),
+                ..Target::default()
             }],
             ..Codemodel::default()
         }

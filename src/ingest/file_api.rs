@@ -25,7 +25,7 @@ use crate::paths;
 use crate::reason::{Code, Gap};
 
 /// CMake target types as the File API names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TargetKind {
     /// `EXECUTABLE`
     Executable,
@@ -40,6 +40,7 @@ pub enum TargetKind {
     /// `INTERFACE_LIBRARY`
     InterfaceLibrary,
     /// `UTILITY`
+    #[default]
     Utility,
 }
 
@@ -83,7 +84,7 @@ pub struct CompiledSource {
 }
 
 /// One build-system target of the selected configuration.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Target {
     /// Target name (unique within a configuration).
     pub name: String,
@@ -107,6 +108,20 @@ pub struct Target {
     /// against `dir_build` (Makefiles link in that directory). Used only to
     /// *add* graph edges to targets whose artifact they name.
     pub link_paths: Vec<String>,
+    /// Library names given to the linker as `-lNAME` or `-l:FILE` (the
+    /// part after `-l`), from link fragments of any role.
+    pub link_names: Vec<String>,
+    /// Library search directories (`-L` fragments), resolved against `dir_build`.
+    pub link_dirs: Vec<String>,
+    /// Compile command fragments of every compile group (flags such as
+    /// `-DX=…` given through `target_compile_options`), as written.
+    pub flags: Vec<String>,
+    /// Include directories of every compile group (absolute, folded), plus
+    /// `-I`/`-isystem`/`-iquote`/`-idirafter` directories named in `flags`.
+    pub includes: Vec<String>,
+    /// Build-time generated files the target lists (custom command outputs
+    /// through their `.rule` pseudo-sources, stamps), absolute folded.
+    pub generated: Vec<String>,
 }
 
 impl Target {
@@ -124,6 +139,11 @@ impl Target {
             object_inputs: Vec::new(),
             defines: Vec::new(),
             link_paths: Vec::new(),
+            link_names: Vec::new(),
+            link_dirs: Vec::new(),
+            flags: Vec::new(),
+            includes: Vec::new(),
+            generated: Vec::new(),
         }
     }
 
@@ -146,6 +166,17 @@ pub struct Codemodel {
     pub targets: Vec<Target>,
     /// Build-time generated files (custom command outputs, `.rule` outputs), absolute folded.
     pub generated_files: HashSet<String>,
+    /// Modification time of the reply index: when the last successful
+    /// configure (generate step) finished. Files a configure writes
+    /// (`configure_file`, `file(COPY)`, `file(GENERATE)`) are no newer.
+    /// `None` only in hand-made models.
+    pub reply_time: Option<SystemTime>,
+    /// The generator's name (`Unix Makefiles`, …).
+    pub generator: String,
+    /// The generator is multi-config (Ninja Multi-Config, Xcode, Visual Studio).
+    pub multi_config: bool,
+    /// The names of every configuration in the reply.
+    pub config_names: Vec<String>,
     /// Non-generated CMake inputs from cmakeFiles-v1 (absolute folded), plus the
     /// compilers named by toolchains-v1; `None` when cmakeFiles-v1 is absent.
     pub cmake_inputs: Option<Vec<String>>,
@@ -419,6 +450,10 @@ struct RawCompileGroup<'a> {
     language: Cow<'a, str>,
     #[serde(default, borrow)]
     defines: Option<Vec<RawDefine<'a>>>,
+    #[serde(default, rename = "compileCommandFragments", borrow)]
+    compile_command_fragments: Option<Vec<RawFragment<'a>>>,
+    #[serde(default, borrow)]
+    includes: Option<Vec<RawPathEntry<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -978,11 +1013,25 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         source_root,
         build_root,
         config: config.name.clone(),
+        reply_time: Some(index_mtime),
+        generator: index.cmake.generator.name.clone(),
+        multi_config: index.cmake.generator.multi_config == Some(true),
+        config_names: cm.configurations.iter().map(|c| c.name.clone()).collect(),
         targets,
         generated_files,
         cmake_inputs,
         files_read: ctx.files_read,
     })
+}
+
+/// A file name a linker reads as a library or object: `*.a`, `*.so`,
+/// `*.so.N…`, `*.dylib`, `*.lib`, `*.o`, `*.obj`.
+fn looks_like_library(p: &str) -> bool {
+    let name = p.rsplit('/').next().unwrap_or(p);
+    [".a", ".so", ".dylib", ".lib", ".o", ".obj"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+        || name.contains(".so.")
 }
 
 /// One target object, converted.
@@ -1070,18 +1119,79 @@ fn convert_target(
         .map(|a| paths::join_fold(build_root, &a.path))
         .collect();
     let dir_build = paths::join_fold(build_root, &t.paths.build);
-    let link_paths = t
-        .link
-        .and_then(|l| l.command_fragments)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|f| {
-            f.role.as_ref().map(|r| &*r.0) == Some("libraries")
-                && !f.fragment.is_empty()
-                && !f.fragment.starts_with('-')
-        })
-        .map(|f| paths::join_fold(&dir_build, &f.fragment))
+    let fragments = t.link.and_then(|l| l.command_fragments).unwrap_or_default();
+    let mut link_paths = Vec::new();
+    let mut link_names = Vec::new();
+    let mut link_dirs = Vec::new();
+    for f in &fragments {
+        let role = f.role.as_ref().map(|r| &*r.0);
+        // A fragment may hold several shell words (`-L/a -lfoo`); quoting is rare here
+        // and only ever splits a word too much, which can only add candidates.
+        for word in f.fragment.split_ascii_whitespace() {
+            let word = word.trim_matches(|c| c == '"' || c == '\'');
+            if let Some(name) = word.strip_prefix("-l").filter(|n| !n.is_empty()) {
+                link_names.push(name.to_owned());
+            } else if let Some(dir) = word.strip_prefix("-L").filter(|d| !d.is_empty()) {
+                link_dirs.push(paths::join_fold(&dir_build, dir));
+            } else if let Some(dirs) = word.strip_prefix("-Wl,") {
+                // -Wl,-L/dir,-lfoo and -Wl,-rpath,/dir: the linker sees each comma part.
+                let mut parts = dirs.split(',').peekable();
+                while let Some(p) = parts.next() {
+                    if let Some(name) = p.strip_prefix("-l").filter(|n| !n.is_empty()) {
+                        link_names.push(name.to_owned());
+                    } else if let Some(dir) = p.strip_prefix("-L").filter(|d| !d.is_empty()) {
+                        link_dirs.push(paths::join_fold(&dir_build, dir));
+                    } else if !p.starts_with('-') && looks_like_library(p) {
+                        // -Wl,--whole-archive,libx.a; not an option's argument (-rpath,DIR)
+                        link_paths.push(paths::join_fold(&dir_build, p));
+                    }
+                }
+            } else if role == Some("libraries") && !word.starts_with('-') && !word.is_empty() {
+                link_paths.push(paths::join_fold(&dir_build, word));
+            } else if role == Some("libraryPath") && !word.starts_with('-') && !word.is_empty() {
+                link_dirs.push(paths::join_fold(&dir_build, word));
+            }
+        }
+    }
+    link_names.sort();
+    link_names.dedup();
+    link_dirs.sort();
+    link_dirs.dedup();
+    let mut flags: Vec<String> = groups
+        .iter()
+        .flat_map(|g| g.compile_command_fragments.iter().flatten())
+        .map(|f| f.fragment.to_string())
         .collect();
+    flags.sort();
+    flags.dedup();
+    let mut includes: Vec<String> = groups
+        .iter()
+        .flat_map(|g| g.includes.iter().flatten())
+        .map(|i| paths::join_fold(&dir_build, &i.path))
+        .collect();
+    for f in &flags {
+        let mut words = f.split_ascii_whitespace().peekable();
+        while let Some(w) = words.next() {
+            for opt in ["-isystem", "-iquote", "-idirafter", "-I"] {
+                if let Some(rest) = w.strip_prefix(opt) {
+                    let dir = if rest.is_empty() {
+                        words.peek().copied().unwrap_or("")
+                    } else {
+                        rest
+                    };
+                    if !dir.is_empty() {
+                        includes.push(paths::join_fold(&dir_build, dir));
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    includes.sort();
+    includes.dedup();
+    let mut generated = generated_files.clone();
+    generated.sort();
+    generated.dedup();
     let target = Target {
         name: t.name.into_owned(),
         id: t.id.into_owned(),
@@ -1093,6 +1203,11 @@ fn convert_target(
         object_inputs,
         defines,
         link_paths,
+        link_names,
+        link_dirs,
+        flags,
+        includes,
+        generated,
     };
     Ok(Converted {
         target,

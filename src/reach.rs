@@ -1,0 +1,1021 @@
+//! What a test can reach at run time beyond its executable's link closure.
+//!
+//! The target graph says what a test's executable is built from. A test can
+//! also *name* things: the program it runs may be handed a plugin's path, may
+//! open a source file given as an argument, may read a file a custom command
+//! wrote, may `dlopen` a library by its file name from its working directory,
+//! or may consume what another test wrote. This module finds every such
+//! reference that the static evidence shows, so that none of them is taken
+//! for independence.
+//!
+//! The model (SAFETY-CONTRACT.md §4.6):
+//! * **Channels.** A test's *texts* are its command (every element),
+//!   ENVIRONMENT, ENVIRONMENT_MODIFICATION, WORKING_DIRECTORY and
+//!   REQUIRED_FILES; the compile definitions (`defines`, and `-D` in compile
+//!   fragments) of every target in its closure; and the contents of every
+//!   build-tree header a unit of its closure includes (configured and
+//!   generated headers). The *bytes* of every program and library it may run
+//!   or load (the run-time sections of ELF files; whole files otherwise).
+//! * **Names.** In texts, every absolute path (and every relative one joined
+//!   to the working directory) is folded and compared with every spelling of
+//!   every artifact (wherever it lives), with the build-time outputs of every
+//!   target, with the build and source trees; every file-name token is
+//!   compared with every artifact's file name. In bytes, file-name tokens.
+//! * **What a name means.** An artifact (by path or file name) or a directory
+//!   holding one: the test depends on that target. A custom-command output:
+//!   the test depends on the targets that list it (and so on its generator).
+//!   A source-tree path: a change at or under it selects the test. A
+//!   build-tree file that configure wrote (no newer than the reply index): a
+//!   possible copy of a source file. A build-tree file written after
+//!   configure, before the catalogue was listed, by no step the evidence
+//!   shows: unknown (`TEST_READS_UNKNOWN_BUILD_FILE`).
+//!
+//! Matching only ever adds dependencies; an unrelated token that happens to
+//! equal a file name costs precision, never safety.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::time::SystemTime;
+
+use crate::fasthash::{FastMap, FastSet};
+use crate::graph::{Graph, TestMapping};
+use crate::ingest::ctest::{Catalogue, Test};
+use crate::ingest::depfile::DepEvidence;
+use crate::ingest::file_api::{Codemodel, TargetKind};
+use crate::paths;
+use crate::reason::{Code, Gap};
+
+/// What one text source names.
+#[derive(Clone, Debug, Default)]
+struct Named {
+    /// Targets it names, each with the reference in words.
+    targets: Vec<(usize, String)>,
+    /// Source-tree paths (absolute, folded).
+    source: Vec<String>,
+    /// Build-tree files written by configure (possible copies).
+    configured: Vec<String>,
+    /// Build-tree files of unknown origin.
+    unknown: Vec<String>,
+}
+
+impl Named {
+    fn absorb(&mut self, other: &Named) {
+        self.targets.extend(other.targets.iter().cloned());
+        self.source.extend(other.source.iter().cloned());
+        self.configured.extend(other.configured.iter().cloned());
+        self.unknown.extend(other.unknown.iter().cloned());
+    }
+}
+
+/// What the evidence says one test names, beyond its graph closure.
+#[derive(Clone, Debug, Default)]
+pub struct TestReach {
+    /// Source-tree paths it names (absolute, folded, sorted): a change at or
+    /// under one of them selects the test.
+    pub source: Vec<String>,
+    /// Configure-time build-tree files it names (sorted): possible copies.
+    pub configured: Vec<String>,
+    /// Why each target joined its direct list (target, reference), sorted.
+    pub via: Vec<(usize, String)>,
+    /// The test names a build-tree file of unknown origin.
+    pub unknown: Option<Gap>,
+}
+
+/// How a named build-tree path exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Missing,
+    Dir,
+    /// A file no newer than the reply index: written by configure.
+    ConfigureTime,
+    /// A file written after configure and before the catalogue was listed.
+    BuildTime,
+    /// A file written after the catalogue was listed (a test's own output).
+    AfterListing,
+}
+
+/// Lookup tables over one codemodel, for naming.
+pub struct Lookup<'g, 'm> {
+    graph: &'g Graph<'m>,
+    model: &'m Codemodel,
+    /// Build-time output → targets that list it.
+    outputs: FastMap<&'m str, Vec<usize>>,
+    /// Every output, sorted (directory prefix queries).
+    sorted_outputs: Vec<&'m str>,
+    /// Directory → targets with a loadable artifact directly in it.
+    by_dir: FastMap<String, Vec<usize>>,
+    /// Artifact file names with bytes outside [`is_name_byte`], searched as substrings.
+    odd_names: Vec<(String, Vec<usize>)>,
+    /// Modification time of the catalogue (test outputs are newer).
+    listed: Option<SystemTime>,
+    stat_cache: std::cell::RefCell<FastMap<String, Kind>>,
+}
+
+/// Bytes a file name token is made of.
+#[inline]
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-' | b'~' | b'@' | b'#')
+}
+
+/// Bytes that end a path token (besides the end of the text).
+fn ends_path(c: char, allow_space: bool) -> bool {
+    matches!(
+        c,
+        '"' | '\'' | ';' | ',' | '\t' | '\n' | '\r' | '<' | '>' | '|' | '(' | ')' | '`' | '\0'
+    ) || (!allow_space && c == ' ')
+}
+
+/// Characters after which a path token may start.
+fn starts_after(c: char) -> bool {
+    !(c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '+' | '~' | '/' | '$' | '\\'))
+}
+
+impl<'g, 'm> Lookup<'g, 'm> {
+    /// Builds the tables. `listed` is the catalogue file's modification time.
+    pub fn new(graph: &'g Graph<'m>, listed: Option<SystemTime>) -> Self {
+        let model = graph.model();
+        let mut outputs: FastMap<&'m str, Vec<usize>> = FastMap::default();
+        for (i, t) in model.targets.iter().enumerate() {
+            for g in &t.generated {
+                outputs.entry(g.as_str()).or_default().push(i);
+            }
+        }
+        let mut sorted_outputs: Vec<&'m str> = outputs.keys().copied().collect();
+        sorted_outputs.sort_unstable();
+        let mut by_dir: FastMap<String, Vec<usize>> = FastMap::default();
+        let mut odd_names = Vec::new();
+        for (path, owners) in graph.artifact_spellings() {
+            if let Some((dir, _)) = path.rsplit_once('/') {
+                let loadable: Vec<usize> = owners
+                    .iter()
+                    .copied()
+                    .filter(|&o| is_loadable(model.targets[o].kind))
+                    .collect();
+                if !loadable.is_empty() {
+                    by_dir.entry(dir.to_owned()).or_default().extend(loadable);
+                }
+            }
+        }
+        for (name, owners) in graph.artifact_names() {
+            if !name.bytes().all(is_name_byte) {
+                odd_names.push((name.clone(), owners.clone()));
+            }
+        }
+        odd_names.sort();
+        for v in by_dir.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        Lookup {
+            graph,
+            model,
+            outputs,
+            sorted_outputs,
+            by_dir,
+            odd_names,
+            listed,
+            stat_cache: Default::default(),
+        }
+    }
+
+    fn kind(&self, path: &str) -> Kind {
+        if let Some(k) = self.stat_cache.borrow().get(path) {
+            return *k;
+        }
+        let k = match std::fs::metadata(path) {
+            Err(_) => Kind::Missing,
+            Ok(m) if m.is_dir() => Kind::Dir,
+            Ok(m) => {
+                let t = m.modified().ok();
+                match (t, self.model.reply_time, self.listed) {
+                    (Some(t), Some(r), _) if t <= r => Kind::ConfigureTime,
+                    (Some(t), _, Some(l)) if t > l => Kind::AfterListing,
+                    _ => Kind::BuildTime,
+                }
+            }
+        };
+        self.stat_cache.borrow_mut().insert(path.to_owned(), k);
+        k
+    }
+
+    /// File-name tokens of `text` that are artifact names.
+    fn scan_names(&self, text: &str, out: &mut Named) {
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if !is_name_byte(b[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && is_name_byte(b[i]) {
+                i += 1;
+            }
+            if b.get(i) == Some(&b'/') {
+                continue; // a directory component, not a file
+            }
+            let tok = &text[start..i];
+            if let Some(owners) = self.graph.artifact_names().get(tok) {
+                for &o in owners {
+                    out.targets.push((o, format!("names artifact file {tok}")));
+                }
+            }
+        }
+        for (name, owners) in &self.odd_names {
+            if text.contains(name.as_str()) {
+                for &o in owners {
+                    out.targets.push((o, format!("names artifact file {name}")));
+                }
+            }
+        }
+    }
+
+    /// Path candidates in `text`: absolute ones, and relative ones joined to `wd`.
+    fn path_candidates(text: &str, wd: Option<&str>) -> Vec<String> {
+        let mut out = Vec::new();
+        let chars: Vec<(usize, char)> = text.char_indices().collect();
+        let end_of = |from: usize, allow_space: bool| -> usize {
+            chars[from..]
+                .iter()
+                .find(|(_, c)| ends_path(*c, allow_space))
+                .map(|(i, _)| *i)
+                .unwrap_or(text.len())
+        };
+        for (k, &(i, c)) in chars.iter().enumerate() {
+            let at_start = k == 0 || starts_after(chars[k - 1].1);
+            if !at_start || ends_path(c, false) || c == '=' || c == ':' {
+                continue;
+            }
+            for allow_space in [false, true] {
+                let e = end_of(k, allow_space);
+                let tok = text[i..e].trim_end_matches([' ', '.', ':']);
+                if tok.is_empty() || tok.len() > 4096 {
+                    continue;
+                }
+                if c == '/' {
+                    out.push(paths::fold(tok));
+                } else if let Some(wd) = wd.filter(|w| w.starts_with('/')) {
+                    out.push(paths::join_fold(wd, tok));
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Everything `text` names. `is_wd`: the text is a working directory, which
+    /// names itself only (a test's default working directory holds much that
+    /// it does not read).
+    fn scan_text(&self, text: &str, wd: Option<&str>, is_wd: bool, out: &mut Named) {
+        if !is_wd {
+            self.scan_names(text, out);
+        }
+        let (src, build) = (&self.model.source_root, &self.model.build_root);
+        let candidates = if is_wd {
+            vec![paths::fold(text)]
+        } else {
+            Self::path_candidates(text, wd)
+        };
+        for p in candidates {
+            for &o in self.graph.artifact_owners(&p) {
+                out.targets.push((o, format!("names artifact {p}")));
+            }
+            if paths::is_within(&p, src) && !paths::is_within(&p, build) {
+                out.source.push(p.clone());
+            }
+            if let Some(owners) = self.outputs.get(p.as_str()) {
+                for &o in owners {
+                    out.targets
+                        .push((o, format!("names build-time output {p}")));
+                }
+            }
+            let in_build = paths::is_within(&p, build);
+            if !in_build && !paths::is_within(&p, src) {
+                continue;
+            }
+            match self.kind(&p) {
+                Kind::Missing | Kind::AfterListing => {}
+                Kind::Dir if is_wd => {}
+                Kind::Dir => {
+                    if let Some(owners) = self.by_dir.get(p.as_str()) {
+                        for &o in owners {
+                            out.targets.push((
+                                o,
+                                format!("names directory {p}, which holds its artifact"),
+                            ));
+                        }
+                    }
+                    let first = self.sorted_outputs.partition_point(|o| *o < p.as_str());
+                    for o in self.sorted_outputs[first..]
+                        .iter()
+                        .take_while(|o| paths::is_within(o, &p))
+                    {
+                        for &t in &self.outputs[o] {
+                            out.targets.push((
+                                t,
+                                format!("names directory {p}, which holds build-time output {o}"),
+                            ));
+                        }
+                    }
+                }
+                Kind::ConfigureTime | Kind::BuildTime if !in_build => {}
+                Kind::ConfigureTime => {
+                    if self.graph.artifact_owners(&p).is_empty()
+                        && !self.outputs.contains_key(p.as_str())
+                    {
+                        out.configured.push(p);
+                    }
+                }
+                Kind::BuildTime => {
+                    if self.graph.artifact_owners(&p).is_empty()
+                        && !self.outputs.contains_key(p.as_str())
+                    {
+                        out.unknown.push(p);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn is_loadable(kind: TargetKind) -> bool {
+    matches!(
+        kind,
+        TargetKind::Executable | TargetKind::SharedLibrary | TargetKind::ModuleLibrary
+    )
+}
+
+/// The texts of a target that its programs receive: compile definitions,
+/// and `-D` definitions written as compile fragments.
+fn target_texts(model: &Codemodel, t: usize) -> Vec<&str> {
+    let target = &model.targets[t];
+    let mut v: Vec<&str> = target.defines.iter().map(String::as_str).collect();
+    for f in &target.flags {
+        let mut words = f.split_ascii_whitespace();
+        while let Some(w) = words.next() {
+            if w == "-D" {
+                v.extend(words.next());
+            } else if let Some(d) = w.strip_prefix("-D") {
+                v.push(d);
+            }
+        }
+    }
+    v
+}
+
+/// Extends every mapped test's direct targets with what its channels name,
+/// and returns, per test, what else they name. `headers` reads the build-tree
+/// headers (bounded by `max_bytes` each).
+pub fn extend_mappings(
+    lookup: &Lookup<'_, '_>,
+    deps: &DepEvidence,
+    catalogue: &Catalogue,
+    mappings: &mut [TestMapping],
+    max_bytes: u64,
+) -> (Vec<TestReach>, Vec<Gap>) {
+    let model = lookup.model;
+    let graph = lookup.graph;
+    let build = &model.build_root;
+    let src = &model.source_root;
+    let mut gaps = Vec::new();
+    // Build-tree headers each target's units include.
+    let mut headers_of: Vec<Vec<u32>> = vec![Vec::new(); model.targets.len()];
+    for tu in &deps.tus {
+        for &p in &tu.prereqs {
+            let f = &deps.files[p as usize];
+            // In-source builds: the build tree lies inside the source tree.
+            if paths::is_within(f, build) && !paths::is_within(f, &format!("{src}/.git")) {
+                headers_of[tu.target].push(p);
+            }
+        }
+    }
+    for h in &mut headers_of {
+        h.sort_unstable();
+        h.dedup();
+    }
+    // What each header and each target's own texts name, computed once.
+    let mut header_named: FastMap<u32, Named> = FastMap::default();
+    let mut target_named: Vec<Option<Named>> = vec![None; model.targets.len()];
+    let mut named_of_target = |t: usize, gaps: &mut Vec<Gap>| -> Named {
+        if let Some(n) = &target_named[t] {
+            return n.clone();
+        }
+        let mut n = Named::default();
+        let dir = model.targets[t].dir_build.clone();
+        for text in target_texts(model, t) {
+            lookup.scan_text(text, Some(&dir), false, &mut n);
+        }
+        for &h in &headers_of[t] {
+            let hn = header_named.entry(h).or_insert_with(|| {
+                let mut hn = Named::default();
+                let path = &deps.files[h as usize];
+                match read_capped(path, max_bytes) {
+                    Ok(bytes) => {
+                        let text = String::from_utf8_lossy(&bytes);
+                        let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+                        lookup.scan_text(&text, Some(dir), false, &mut hn);
+                    }
+                    Err(e) => gaps.push(Gap::new(
+                        Code::DepPrereqUninspectable,
+                        format!(
+                            "build-tree header {path} cannot be read to see what it names: {e}"
+                        ),
+                    )),
+                }
+                hn
+            });
+            n.absorb(hn);
+        }
+        target_named[t] = Some(n.clone());
+        n
+    };
+    let mut out = Vec::with_capacity(catalogue.tests.len());
+    for (test, m) in catalogue.tests.iter().zip(mappings.iter_mut()) {
+        let TestMapping::Mapped { direct } = m else {
+            out.push(TestReach::default());
+            continue;
+        };
+        let mut own = Named::default();
+        scan_test(lookup, test, &mut own);
+        let mut named = own.clone();
+        let mut via: Vec<(usize, String)> = Vec::new();
+        // Fixed point: a target that joins brings its closure's texts.
+        let mut done: FastSet<usize> = FastSet::default();
+        loop {
+            let closure = graph.closure(direct);
+            let mut grew = false;
+            for t in closure {
+                if done.insert(t) {
+                    let n = named_of_target(t, &mut gaps);
+                    named.absorb(&n);
+                }
+            }
+            for (t, why) in &named.targets {
+                if !direct.contains(t) {
+                    direct.push(*t);
+                    via.push((*t, why.clone()));
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        let mut r = TestReach {
+            source: named.source,
+            configured: named.configured,
+            via,
+            unknown: None,
+        };
+        r.source.sort();
+        r.source.dedup();
+        r.configured.sort();
+        r.configured.dedup();
+        r.via.sort();
+        r.via.dedup_by_key(|(t, _)| *t);
+        named.unknown.sort();
+        named.unknown.dedup();
+        if let Some(u) = named.unknown.first() {
+            r.unknown = Some(Gap::new(
+                Code::TestReadsUnknownBuildFile,
+                format!(
+                    "test {:?} names {u}, which a build step wrote after configure and no target in the evidence produces",
+                    test.name
+                ),
+            ));
+        }
+        out.push(r);
+    }
+    (out, gaps)
+}
+
+fn scan_test(lookup: &Lookup<'_, '_>, test: &Test, out: &mut Named) {
+    let wd = (!test.working_directory.is_empty()).then_some(test.working_directory.as_str());
+    for t in test
+        .command
+        .iter()
+        .flatten()
+        .chain(&test.environment)
+        .chain(&test.environment_modification)
+        .chain(&test.required_files)
+    {
+        lookup.scan_text(t, wd, false, out);
+    }
+    if let Some(wd) = wd {
+        lookup.scan_text(wd, None, true, out);
+    }
+}
+
+fn read_capped(path: &str, max: u64) -> std::io::Result<Vec<u8>> {
+    let f = std::fs::File::open(path)?;
+    let mut buf = Vec::new();
+    f.take(max.saturating_add(1)).read_to_end(&mut buf)?;
+    if buf.len() as u64 > max {
+        return Err(std::io::Error::other(format!(
+            "larger than {max} bytes (--max-file-bytes)"
+        )));
+    }
+    Ok(buf)
+}
+
+/// One test selected because it may load an affected program or library.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// Test index.
+    pub test: usize,
+    /// In words: which of its programs names which affected artifact.
+    pub detail: String,
+}
+
+/// Tests that may run or load an affected program or library through a
+/// program or library they run or load (by the bytes of those binaries).
+///
+/// `affected[t]`: target `t` is reached by the change. `selected[i]`: test
+/// `i` is already selected (it is not looked at again). Every program and
+/// library an unselected test may run or load is scanned for the file names
+/// of every artifact; what it names it may load, transitively. A test is
+/// selected when that set meets an affected loadable target.
+pub fn loaded_by_bytes(
+    graph: &Graph<'_>,
+    mappings: &[TestMapping],
+    affected: &[bool],
+    selected: &[bool],
+) -> (Vec<Loaded>, Vec<Gap>) {
+    let model = graph.model();
+    let mut gaps = Vec::new();
+    let any_affected_loadable = affected
+        .iter()
+        .enumerate()
+        .any(|(t, &a)| a && is_loadable(model.targets[t].kind));
+    if !any_affected_loadable {
+        return (Vec::new(), gaps);
+    }
+    let names = graph.artifact_names();
+    let (min_len, max_len) = names.keys().fold((usize::MAX, 0), |(lo, hi), k| {
+        (lo.min(k.len()), hi.max(k.len()))
+    });
+    // mentions[t]: the loadable targets a binary of target t names (scanned once).
+    let mut mentions: FastMap<usize, Vec<usize>> = FastMap::default();
+    let mut out = Vec::new();
+    for (ti, m) in mappings.iter().enumerate() {
+        if selected[ti] {
+            continue;
+        }
+        let TestMapping::Mapped { direct } = m else {
+            continue;
+        };
+        // Everything the test may run or load, with how it got there.
+        let mut reach: Vec<usize> = graph.closure(direct);
+        let mut seen: FastSet<usize> = reach.iter().copied().collect();
+        let mut parent: FastMap<usize, usize> = FastMap::default();
+        let mut k = 0;
+        let mut hit = None;
+        while k < reach.len() {
+            let t = reach[k];
+            k += 1;
+            if affected[t] && is_loadable(model.targets[t].kind) && parent.contains_key(&t) {
+                hit = Some(t);
+                break;
+            }
+            if !is_loadable(model.targets[t].kind) {
+                continue;
+            }
+            let named = mentions.entry(t).or_insert_with(|| {
+                scan_target_binaries(model, t, names, (min_len, max_len), &mut gaps)
+            });
+            for &n in named.iter() {
+                for c in graph.closure(&[n]) {
+                    if seen.insert(c) {
+                        parent.insert(c, t);
+                        reach.push(c);
+                    }
+                }
+            }
+        }
+        if let Some(h) = hit {
+            let mut via = vec![h];
+            let mut cur = h;
+            while let Some(&p) = parent.get(&cur) {
+                via.push(p);
+                cur = p;
+                if via.len() > model.targets.len() {
+                    break;
+                }
+            }
+            via.reverse();
+            let words: Vec<String> = via
+                .iter()
+                .map(|&t| format!("{:?}", model.targets[t].name))
+                .collect();
+            out.push(Loaded {
+                test: ti,
+                detail: format!(
+                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes)",
+                    model.targets[h].kind.as_str(),
+                    model.targets[h].name,
+                    words.join(" -> ")
+                ),
+            });
+        }
+    }
+    gaps.sort();
+    gaps.dedup();
+    (out, gaps)
+}
+
+/// The loadable targets whose artifact file names appear as tokens in the
+/// run-time bytes of `t`'s artifacts. A binary that cannot be read is a gap.
+fn scan_target_binaries(
+    model: &Codemodel,
+    t: usize,
+    names: &FastMap<String, Vec<usize>>,
+    lens: (usize, usize),
+    gaps: &mut Vec<Gap>,
+) -> Vec<usize> {
+    let mut found: Vec<usize> = Vec::new();
+    for a in &model.targets[t].artifacts {
+        match std::fs::metadata(a) {
+            Err(_) => continue, // never built: nothing can run or load it
+            Ok(m) if !m.is_file() => continue,
+            Ok(_) => {}
+        }
+        if let Err(e) = scan_binary(a, names, lens, &mut found) {
+            gaps.push(Gap::new(
+                Code::RuntimeLoadedTarget,
+                format!(
+                    "{} of target {:?} cannot be read to see which programs and libraries it may load: {e}",
+                    a, model.targets[t].name
+                ),
+            ));
+        }
+    }
+    found.retain(|&o| o != t && is_loadable(model.targets[o].kind));
+    found.sort_unstable();
+    found.dedup();
+    found
+}
+
+/// Byte ranges of `file` where a program keeps the names it uses at run
+/// time: the allocated, file-backed data sections of an ELF file (strings,
+/// `.rodata`, `.data`, `.dynstr`; not code, symbol tables or debug
+/// information); the whole file otherwise.
+fn runtime_ranges(f: &mut std::fs::File, len: u64) -> std::io::Result<Vec<(u64, u64)>> {
+    let mut head = [0u8; 64];
+    let n = f.read(&mut head)?;
+    let whole = Ok(vec![(0, len)]);
+    if n < 52 || &head[..4] != b"\x7fELF" || head[5] != 1 {
+        return whole; // not little-endian ELF: scan everything
+    }
+    let is64 = match head[4] {
+        1 => false,
+        2 => true,
+        _ => return whole,
+    };
+    let u16_at = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as u64;
+    let u32_at =
+        |b: &[u8], o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]) as u64;
+    let u64_at = |b: &[u8], o: usize| {
+        u64::from_le_bytes([
+            b[o],
+            b[o + 1],
+            b[o + 2],
+            b[o + 3],
+            b[o + 4],
+            b[o + 5],
+            b[o + 6],
+            b[o + 7],
+        ])
+    };
+    let (shoff, shentsize, shnum) = if is64 {
+        (
+            u64_at(&head, 0x28),
+            u16_at(&head, 0x3a),
+            u16_at(&head, 0x3c),
+        )
+    } else {
+        (
+            u32_at(&head, 0x20),
+            u16_at(&head, 0x2e),
+            u16_at(&head, 0x30),
+        )
+    };
+    let need = if is64 { 64 } else { 40 };
+    if shnum == 0 || shentsize < need || shoff >= len || shnum * shentsize > len - shoff {
+        return whole;
+    }
+    let mut table = vec![0u8; (shnum * shentsize) as usize];
+    f.seek(SeekFrom::Start(shoff))?;
+    f.read_exact(&mut table)?;
+    let shstrndx = if is64 {
+        u16_at(&head, 0x3e)
+    } else {
+        u16_at(&head, 0x32)
+    };
+    let section = |i: usize| {
+        let s = &table[i * shentsize as usize..];
+        let (flags, off, size) = if is64 {
+            (u64_at(s, 8), u64_at(s, 24), u64_at(s, 32))
+        } else {
+            (u32_at(s, 8), u32_at(s, 16), u32_at(s, 20))
+        };
+        (u32_at(s, 0), u32_at(s, 4), flags, off, size)
+    };
+    // Section names, to keep the data sections (strings live there).
+    let mut names = Vec::new();
+    if (shstrndx as usize) < shnum as usize {
+        let (_, _, _, off, size) = section(shstrndx as usize);
+        if off <= len && size <= len - off && size < (64 << 20) {
+            names = vec![0u8; size as usize];
+            f.seek(SeekFrom::Start(off))?;
+            f.read_exact(&mut names)?;
+        }
+    }
+    let name_of = |at: u64| -> &[u8] {
+        let rest = names.get(at as usize..).unwrap_or(&[]);
+        &rest[..rest.iter().position(|&b| b == 0).unwrap_or(rest.len())]
+    };
+    const SHF_ALLOC: u64 = 2;
+    const SHF_EXECINSTR: u64 = 4;
+    const SHF_STRINGS: u64 = 0x20;
+    const SHT_NOBITS: u64 = 8;
+    let mut ranges = Vec::new();
+    for i in 0..shnum as usize {
+        let (name, sh_type, flags, off, size) = section(i);
+        if flags & SHF_ALLOC == 0
+            || flags & SHF_EXECINSTR != 0
+            || sh_type == SHT_NOBITS
+            || size == 0
+        {
+            continue;
+        }
+        // Data a program reads at run time: string sections, and .rodata/.data
+        // (arrays initialised with a name) and .dynstr (needed libraries, rpaths).
+        let n = name_of(name);
+        let data = flags & SHF_STRINGS != 0
+            || names.is_empty()
+            || [
+                &b".rodata"[..],
+                b".data",
+                b".dynstr",
+                b".tdata",
+                b".lrodata",
+                b".ldata",
+            ]
+            .iter()
+            .any(|p| n.starts_with(p));
+        if !data {
+            continue;
+        }
+        if off > len || size > len - off {
+            return whole; // inconsistent table: scan everything
+        }
+        ranges.push((off, size));
+    }
+    Ok(ranges)
+}
+
+/// Adds the targets whose artifact file name is a token of `path`'s run-time bytes.
+fn scan_binary(
+    path: &str,
+    names: &FastMap<String, Vec<usize>>,
+    (min_len, max_len): (usize, usize),
+    found: &mut Vec<usize>,
+) -> std::io::Result<()> {
+    let mut f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    let ranges = runtime_ranges(&mut f, len)?;
+    let odd: Vec<(&String, &Vec<usize>)> = names
+        .iter()
+        .filter(|(k, _)| !k.bytes().all(is_name_byte))
+        .collect();
+    let mut buf = vec![0u8; 1 << 20];
+    for (off, size) in ranges {
+        f.seek(SeekFrom::Start(off))?;
+        let mut left = size;
+        let mut run: Vec<u8> = Vec::with_capacity(max_len + 1);
+        let mut tail: Vec<u8> = Vec::new();
+        let check = |run: &[u8], next: Option<u8>, found: &mut Vec<usize>| {
+            if run.len() >= min_len && run.len() <= max_len && next != Some(b'/') {
+                if let Some(owners) = std::str::from_utf8(run).ok().and_then(|s| names.get(s)) {
+                    found.extend(owners.iter().copied());
+                }
+            }
+        };
+        let mut too_long = false;
+        while left > 0 {
+            let want = left.min(buf.len() as u64) as usize;
+            f.read_exact(&mut buf[..want])?;
+            left -= want as u64;
+            let chunk = &buf[..want];
+            for &b in chunk {
+                if is_name_byte(b) {
+                    if run.len() <= max_len {
+                        run.push(b);
+                    } else {
+                        too_long = true;
+                    }
+                } else {
+                    if !run.is_empty() && !too_long {
+                        check(&run, Some(b), found);
+                    }
+                    run.clear();
+                    too_long = false;
+                }
+            }
+            if !odd.is_empty() {
+                let mut joined = std::mem::take(&mut tail);
+                joined.extend_from_slice(chunk);
+                for (name, owners) in &odd {
+                    let n = name.as_bytes();
+                    if joined.windows(n.len()).any(|w| w == n) {
+                        found.extend(owners.iter().copied());
+                    }
+                }
+                let keep = joined.len().min(max_len);
+                tail = joined[joined.len() - keep..].to_vec();
+            }
+        }
+        if !run.is_empty() && !too_long {
+            check(&run, None, found);
+        }
+    }
+    Ok(())
+}
+
+/// One test selected because another selected test's data reaches it.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    /// Test index.
+    pub test: usize,
+    /// In words.
+    pub detail: String,
+}
+
+/// Closes a selection over test-to-test data flow, to a fixed point:
+/// * a selected test that sets up or cleans up fixture F selects every test
+///   that requires F, and a selected test that requires F selects F's setup
+///   and cleanup tests (ctest would add those anyway);
+/// * a selected test selects every test that lists it in DEPENDS (it may
+///   have written what they read), and the tests it DEPENDS on;
+/// * a selected test selects every test that shares a RESOURCE_LOCK with it
+///   (a resource held in turn may carry state from one to the other).
+pub fn data_flow(catalogue: &Catalogue, selected: &[bool]) -> Vec<Flow> {
+    let tests = &catalogue.tests;
+    let index: FastMap<&str, usize> = tests
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
+    let mut providers: FastMap<&str, Vec<usize>> = FastMap::default();
+    let mut consumers: FastMap<&str, Vec<usize>> = FastMap::default();
+    let mut holders: FastMap<&str, Vec<usize>> = FastMap::default();
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); tests.len()];
+    for (i, t) in tests.iter().enumerate() {
+        for f in t.fixtures_setup.iter().chain(&t.fixtures_cleanup) {
+            providers.entry(f.as_str()).or_default().push(i);
+        }
+        for f in &t.fixtures_required {
+            consumers.entry(f.as_str()).or_default().push(i);
+        }
+        for r in &t.resource_lock {
+            holders.entry(r.as_str()).or_default().push(i);
+        }
+        for d in &t.depends {
+            if let Some(&j) = index.get(d.as_str()) {
+                dependents[j].push(i);
+            }
+        }
+    }
+    let mut sel = selected.to_vec();
+    let mut queue: Vec<usize> = (0..tests.len()).filter(|&i| sel[i]).collect();
+    let mut out = Vec::new();
+    while let Some(i) = queue.pop() {
+        let t = &tests[i];
+        let mut add = |j: usize, detail: String, sel: &mut Vec<bool>, queue: &mut Vec<usize>| {
+            if !sel[j] {
+                sel[j] = true;
+                queue.push(j);
+                out.push(Flow { test: j, detail });
+            }
+        };
+        for f in t.fixtures_setup.iter().chain(&t.fixtures_cleanup) {
+            for &j in consumers.get(f.as_str()).into_iter().flatten() {
+                add(
+                    j,
+                    format!(
+                        "requires fixture {f:?}, which selected test {:?} sets up or cleans up",
+                        t.name
+                    ),
+                    &mut sel,
+                    &mut queue,
+                );
+            }
+        }
+        for f in &t.fixtures_required {
+            for &j in providers.get(f.as_str()).into_iter().flatten() {
+                add(
+                    j,
+                    format!(
+                        "sets up or cleans up fixture {f:?}, which selected test {:?} requires",
+                        t.name
+                    ),
+                    &mut sel,
+                    &mut queue,
+                );
+            }
+        }
+        for &j in &dependents[i] {
+            add(
+                j,
+                format!(
+                    "DEPENDS on selected test {:?}, which may write what it reads",
+                    t.name
+                ),
+                &mut sel,
+                &mut queue,
+            );
+        }
+        for d in &t.depends {
+            if let Some(&j) = index.get(d.as_str()) {
+                add(
+                    j,
+                    format!("selected test {:?} DEPENDS on it", t.name),
+                    &mut sel,
+                    &mut queue,
+                );
+            }
+        }
+        for r in &t.resource_lock {
+            for &j in holders.get(r.as_str()).into_iter().flatten() {
+                add(
+                    j,
+                    format!("shares RESOURCE_LOCK {r:?} with selected test {:?}", t.name),
+                    &mut sel,
+                    &mut queue,
+                );
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_candidates_cover_spellings() {
+        let c = Lookup::path_candidates("--plugin=/b/plugins//libp.so", None);
+        assert!(c.contains(&"/b/plugins/libp.so".to_owned()), "{c:?}");
+        let c = Lookup::path_candidates("PLUG=set:/b/x/libp.so", None);
+        assert!(c.contains(&"/b/x/libp.so".to_owned()), "{c:?}");
+        let c = Lookup::path_candidates("/dir with space/a.txt", None);
+        assert!(c.contains(&"/dir with space/a.txt".to_owned()), "{c:?}");
+        assert!(c.contains(&"/dir".to_owned()), "{c:?}");
+        let c = Lookup::path_candidates("./libp.so", Some("/b/plugins"));
+        assert!(c.contains(&"/b/plugins/libp.so".to_owned()), "{c:?}");
+        let c = Lookup::path_candidates("#define P \"/b/x.so\"", None);
+        assert!(c.contains(&"/b/x.so".to_owned()), "{c:?}");
+    }
+
+    fn cat(tests: Vec<Test>) -> Catalogue {
+        Catalogue { tests }
+    }
+
+    fn t(name: &str) -> Test {
+        Test {
+            name: name.into(),
+            ..Test::default()
+        }
+    }
+
+    #[test]
+    fn data_flow_follows_fixtures_depends_and_locks() {
+        let mut setup = t("setup");
+        setup.fixtures_setup = vec!["db".into()];
+        let mut user = t("user");
+        user.fixtures_required = vec!["db".into()];
+        let mut after = t("after");
+        after.depends = vec!["user".into()];
+        let mut l1 = t("l1");
+        l1.resource_lock = vec!["port".into()];
+        let mut l2 = t("l2");
+        l2.resource_lock = vec!["port".into()];
+        let other = t("other");
+        let c = cat(vec![setup, user, after, l1, l2, other]);
+        let sel = |s: &[usize]| {
+            let mut v = vec![false; 6];
+            for &i in s {
+                v[i] = true;
+            }
+            let mut got: Vec<usize> = data_flow(&c, &v).iter().map(|f| f.test).collect();
+            got.sort();
+            got
+        };
+        assert_eq!(sel(&[0]), vec![1, 2]);
+        assert_eq!(sel(&[1]), vec![0, 2]);
+        assert_eq!(sel(&[2]), vec![0, 1]);
+        assert_eq!(sel(&[3]), vec![4]);
+        assert_eq!(sel(&[5]), Vec::<usize>::new());
+    }
+}
