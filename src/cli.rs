@@ -132,6 +132,9 @@ pub struct Request {
     pub explain: Vec<String>,
     /// `--explain-changes`.
     pub explain_changes: bool,
+    /// With `--base`: which files the change source vouches for (a change to
+    /// any other file would not have been reported).
+    pub vouched: Option<crate::vcs::Vouched>,
 }
 
 impl Request {
@@ -221,13 +224,18 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         );
     }
     let mut changed = cli.changed;
+    let mut vouched = None;
     if let Some(base) = &cli.base {
         if ci && cli.head.is_none() {
             return Err("CI mode (--ci or CI=true) never reads the working tree: pass --head REV with --base, or an explicit list (--no-ci to override)".into());
         }
-        let changes =
-            crate::vcs::changed_paths(std::path::Path::new(&source_dir), base, cli.head.as_deref())
-                .map_err(|e| format!("cannot compute the change set: {e}"))?;
+        let (changes, v) = crate::vcs::changes_with_vouched(
+            std::path::Path::new(&source_dir),
+            base,
+            cli.head.as_deref(),
+        )
+        .map_err(|e| format!("cannot compute the change set: {e}"))?;
+        vouched = Some(v);
         changed.extend(changes.into_iter().map(|c| c.path.into_os_string()));
         if changed.is_empty() {
             return Err(format!(
@@ -284,6 +292,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         config: cli.config,
         format: cli.format,
         limits,
+        vouched,
     })))
 }
 

@@ -303,6 +303,9 @@ fn analyse_evidence(
         let pending = job.pending(job.work_and_join(helpers));
         let (deps, dep_gaps) = pending.finish(reader, model, sources);
         decision.extend(dep_gaps);
+        if let Some(v) = &req.vouched {
+            decision.extend(unvouched_prerequisites(v, &deps, model, &req.source_dir));
+        }
         graph.add_depfile_evidence(&deps);
         decision.extend(config_gaps);
         if let Some(c) = catalogue {
@@ -521,6 +524,51 @@ fn analyse_evidence(
 /// can be started, it is freed here.
 fn drop_in_background<T: Send + 'static>(heavy: T) {
     let _ = std::thread::Builder::new().spawn(move || drop(heavy));
+}
+
+/// Source-tree prerequisites of the dependency evidence that the change
+/// source cannot vouch for (git-ignored, untracked, or not in `--head`'s
+/// tree): a change to one would not be in the change set. Build-tree files
+/// (also in an in-source build) and files outside the source tree are not
+/// asked about: the former are products of the build, the latter system files.
+fn unvouched_prerequisites(
+    vouched: &vcs::Vouched,
+    deps: &ingest::depfile::DepEvidence,
+    model: &ingest::file_api::Codemodel,
+    user_source: &str,
+) -> Vec<Gap> {
+    let mut listed = vec![false; deps.files.len()];
+    for tu in &deps.tus {
+        for &p in &tu.prereqs {
+            if let Some(f) = listed.get_mut(p as usize) {
+                *f = true;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (id, f) in deps.files.iter().enumerate() {
+        if !listed[id]
+            || paths::is_within(f, &model.build_root)
+            || !paths::is_within(f, &model.source_root)
+        {
+            continue;
+        }
+        let rel = paths::strip_root(f, &model.source_root).unwrap_or("");
+        let spelled = paths::join_fold(user_source, rel);
+        if !vouched.vouches(std::path::Path::new(&spelled))
+            && !vouched.vouches(std::path::Path::new(f))
+        {
+            let display = if rel.is_empty() { f.as_str() } else { rel };
+            out.push(Gap::new(
+                Code::PrereqNotVersioned,
+                format!(
+                    "{display} is listed in dependency files but is git-ignored or untracked (not in the change source's tree), so a change to it would not be reported; track it, or pass the change set explicitly"
+                ),
+            ));
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Why test reach `r` makes changed path `c` select its test, if it does: the

@@ -20,7 +20,11 @@
 //!   working tree undid them, and initialised submodules are compared by their checked-out
 //!   HEAD and searched for local edits, which are reported as paths inside the submodule.
 //!   TIA-CHG-008: callers in CI mode must pass a head revision.
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+//!
+//! [`changes_with_vouched`] also returns a [`Vouched`]: the files whose changes the chosen
+//! comparison would report, so a caller can refuse evidence naming a file it cannot see
+//! (for example a git-ignored header).
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -97,11 +101,23 @@ fn git_err(context: &str, e: impl std::fmt::Display) -> VcsError {
 /// non-ignored files and staged changes. Renames are a deletion plus an addition. A changed
 /// gitlink is one changed path. The result is sorted by path and de-duplicated; paths
 /// outside `source_dir` are returned too.
+///
+/// Equivalent to [`changes_with_vouched`] without the [`Vouched`] part.
 pub fn changed_paths(
     source_dir: &Path,
     base: &str,
     head: Option<&str>,
 ) -> Result<Vec<VcsChange>, VcsError> {
+    changes_with_vouched(source_dir, base, head).map(|(changes, _)| changes)
+}
+
+/// [`changed_paths`], plus what this change source vouches for (see [`Vouched`]), computed
+/// from the same repository open and the same walk.
+pub fn changes_with_vouched(
+    source_dir: &Path,
+    base: &str,
+    head: Option<&str>,
+) -> Result<(Vec<VcsChange>, Vouched), VcsError> {
     let repo = discover(source_dir)?;
     let root = workdir_of(&repo).ok_or_else(|| VcsError::Git {
         detail: format!(
@@ -111,7 +127,8 @@ pub fn changed_paths(
     })?;
     let base_tree = resolve_tree(&repo, base)?;
     let mut out = Changes::default();
-    match head {
+    let mut set = VouchSet::default();
+    let mode = match head {
         Some(head) => {
             let head_tree = resolve_tree(&repo, head)?;
             for (rel, old, new) in diff_trees(&repo, base_tree, head_tree)? {
@@ -119,14 +136,154 @@ pub fn changed_paths(
                     out.insert(&root, rel.as_ref(), kind)?;
                 }
             }
+            for_each_leaf(&repo, head_tree, BStr::new(""), |rel, item| {
+                if matches!(item, Item::Gitlink(_)) {
+                    set.whole_dirs.insert(rel.clone());
+                }
+                set.files.insert(rel);
+            })?;
+            VouchMode::Tree
         }
-        None => worktree_changes(&repo, Some(base_tree), &root, &mut out, 0)?,
-    }
-    Ok(out
+        None => {
+            worktree_changes(&repo, Some(base_tree), &root, &mut out, &mut set, 0)?;
+            VouchMode::WorkingTree
+        }
+    };
+    let changes = out
         .0
         .into_iter()
         .map(|(path, kind)| VcsChange { path, kind })
-        .collect())
+        .collect();
+    Ok((changes, Vouched::new(root, mode, set)))
+}
+
+/// The files a change source vouches for: a file is vouched for when any change to it
+/// (content, mode, kind, existence) would have been reported by that change source, so a
+/// build prerequisite that is vouched for and absent from the change set is unchanged.
+///
+/// * `--base A --head B` (tree comparison): the blobs (files and symlinks) of B's tree, plus
+///   everything below a submodule (gitlink) of B's tree: the submodule's content is pinned
+///   by the recorded commit, and a moved pointer is already reported as the gitlink path.
+/// * `--base A` without `--head` (working tree): paths in the index or in A's tree (except
+///   index entries marked skip-worktree, whose working-tree copy git never reads), untracked
+///   files that are not ignored (they are reported anyway), and, inside an initialised
+///   submodule, the same rules applied to the submodule's own index, HEAD and ignore rules.
+///   An ignored untracked file is not vouched for, nor is anything below an untracked
+///   nested repository, an unreadable or ignored directory, an uninitialised submodule or a
+///   symlinked directory.
+///
+/// Paths outside the repository's working directory are never vouched for. Matching is
+/// lexical (`.` components and repeated separators are ignored, a `..` component is never
+/// vouched for) against the working directory exactly as [`VcsChange::path`] spells it, then
+/// against its canonical form. When unsure, the answer is `false`: that only costs a fallback.
+#[derive(Clone)]
+pub struct Vouched {
+    root: PathBuf,
+    /// `root` canonicalized, when that is spelled differently.
+    canonical_root: Option<PathBuf>,
+    mode: VouchMode,
+    set: VouchSet,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum VouchMode {
+    Tree,
+    WorkingTree,
+}
+
+/// Repository-relative (`/`-separated) paths.
+#[derive(Debug, Clone, Default)]
+struct VouchSet {
+    /// Vouched files.
+    files: HashSet<BString>,
+    /// Directories everything below which is vouched (gitlinks of a tree).
+    whole_dirs: HashSet<BString>,
+    /// Initialised submodules in the working tree, by their path in this repository.
+    subs: HashMap<BString, VouchSet>,
+}
+
+impl VouchSet {
+    fn contains(&self, rel: &[u8]) -> bool {
+        if self.files.contains(rel) {
+            return true;
+        }
+        if self.whole_dirs.is_empty() && self.subs.is_empty() {
+            return false;
+        }
+        for (i, _) in rel.iter().enumerate().filter(|(_, b)| **b == b'/') {
+            let dir = &rel[..i];
+            if self.whole_dirs.contains(dir) {
+                return true;
+            }
+            if let Some(sub) = self.subs.get(dir) {
+                return sub.contains(&rel[i + 1..]);
+            }
+        }
+        false
+    }
+
+    fn len(&self) -> usize {
+        self.files.len() + self.subs.values().map(VouchSet::len).sum::<usize>()
+    }
+}
+
+impl Vouched {
+    fn new(root: PathBuf, mode: VouchMode, set: VouchSet) -> Self {
+        let canonical_root = fs::canonicalize(&root).ok().filter(|c| *c != root);
+        Vouched {
+            root,
+            canonical_root,
+            mode,
+            set,
+        }
+    }
+
+    /// True iff a change to the file at `abs_path` would have been reported by the change
+    /// source this was computed with (see [`Vouched`]).
+    pub fn vouches(&self, abs_path: &Path) -> bool {
+        std::iter::once(&self.root)
+            .chain(self.canonical_root.as_ref())
+            .filter_map(|root| abs_path.strip_prefix(root).ok())
+            .filter_map(rel_bytes)
+            .any(|rel| self.set.contains(&rel))
+    }
+
+    /// The repository's working directory, as [`VcsChange::path`] spells it.
+    pub fn workdir(&self) -> &Path {
+        &self.root
+    }
+}
+
+impl std::fmt::Debug for Vouched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vouched")
+            .field("root", &self.root)
+            .field("canonical_root", &self.canonical_root)
+            .field("mode", &self.mode)
+            .field("files", &self.set.len())
+            .field("submodule_dirs", &self.set.whole_dirs.len())
+            .finish()
+    }
+}
+
+/// A relative native path as repository-relative bytes; `None` unless every component is a
+/// plain name (no `..`, no root) and there is at least one.
+fn rel_bytes(rel: &Path) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    for c in rel.components() {
+        let std::path::Component::Normal(name) = c else {
+            return None;
+        };
+        let name = gix::path::os_str_into_bstr(name).ok()?;
+        if name.contains(&b'/') {
+            return None;
+        }
+        if !out.is_empty() {
+            out.push(b'/');
+        }
+        out.extend_from_slice(name);
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// Options that read the repository's own config plus the system and user config files, but
@@ -350,6 +507,18 @@ fn flatten_tree(
     prefix: &BStr,
     into: &mut BTreeMap<BString, Item>,
 ) -> Result<(), VcsError> {
+    for_each_leaf(repo, tree, prefix, |path, item| {
+        into.insert(path, item);
+    })
+}
+
+/// Calls `f` with every leaf of `tree` and its repository-relative path.
+fn for_each_leaf(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    prefix: &BStr,
+    mut f: impl FnMut(BString, Item),
+) -> Result<(), VcsError> {
     let tree = find_tree(repo, tree)?;
     let entries = tree
         .traverse()
@@ -363,7 +532,7 @@ fn flatten_tree(
                 path.push_byte(b'/');
             }
             path.push_str(&e.filepath);
-            into.insert(path, item);
+            f(path, item);
         }
     }
     Ok(())
@@ -380,12 +549,14 @@ struct Staged {
 const MAX_SUBMODULE_DEPTH: u32 = 32;
 
 /// Compares `base_tree` (`None`: empty) with the working tree of `repo`, recording changes as
-/// absolute paths under `root` (the repository's working directory).
+/// absolute paths under `root` (the repository's working directory), and the paths whose
+/// changes this comparison reports in `vouch` (see [`Vouched`]).
 fn worktree_changes(
     repo: &gix::Repository,
     base_tree: Option<ObjectId>,
     root: &Path,
     out: &mut Changes,
+    vouch: &mut VouchSet,
     depth: u32,
 ) -> Result<(), VcsError> {
     if depth > MAX_SUBMODULE_DEPTH {
@@ -483,10 +654,11 @@ fn worktree_changes(
         let s = staged.get(*path).copied();
         let i = s.map(|s| s.item);
         let w = match s {
+            // Never read from the working tree, so a local edit would go unreported.
             Some(s) if s.skip_worktree => Some(s.item),
             _ => {
                 let expected = i.or(b);
-                worktree_item(
+                let w = worktree_item(
                     repo,
                     root,
                     path.as_ref(),
@@ -494,8 +666,11 @@ fn worktree_changes(
                     &fs,
                     &mut dirs,
                     out,
+                    vouch,
                     depth,
-                )?
+                )?;
+                vouch.files.insert((*path).clone());
+                w
             }
         };
         let kind = if w != b || w == Some(Item::Conflict) {
@@ -583,6 +758,7 @@ fn worktree_changes(
                     continue;
                 }
                 out.insert(root, rel.as_ref(), ChangeKind::Untracked)?;
+                vouch.files.insert(rel);
             }
             // Sockets, FIFOs and devices are not content git can track.
         }
@@ -626,6 +802,7 @@ fn worktree_item(
     fs_config: &FsConfig,
     dirs: &mut DirCache,
     out: &mut Changes,
+    vouch: &mut VouchSet,
     depth: u32,
 ) -> Result<Option<Item>, VcsError> {
     // Never look outside the working tree, whatever a tree entry is called.
@@ -684,8 +861,16 @@ fn worktree_item(
                 // Not checked out (no `git submodule update`): git treats it as unchanged.
                 return Ok(Some(Item::Gitlink(recorded)));
             }
+            let mut inner = VouchSet::default();
             return Ok(Some(Item::Gitlink(
-                submodule_head(repo, &abs, out, depth).unwrap_or(null),
+                match submodule_head(repo, &abs, out, &mut inner, depth) {
+                    Ok(head) => {
+                        vouch.subs.insert(rel.to_owned(), inner);
+                        head
+                    }
+                    // Reported as moved; nothing inside is vouched for.
+                    Err(_) => null,
+                },
             )));
         }
         return Ok(None); // a directory where a file was expected: the file is gone
@@ -693,16 +878,24 @@ fn worktree_item(
     Ok(None)
 }
 
-/// The commit checked out in the submodule at `abs`; also records its local edits.
+/// The commit checked out in the submodule at `abs`; also records its local edits, and in
+/// `vouch` what its comparison vouches for, relative to the submodule.
 fn submodule_head(
     _repo: &gix::Repository,
     abs: &Path,
     out: &mut Changes,
+    vouch: &mut VouchSet,
     depth: u32,
 ) -> Result<ObjectId, VcsError> {
     let sub = gix::open_opts(abs, open_options())
         .map_err(|e| git_err(&format!("cannot open submodule {}", abs.display()), e))?;
     let sub_root = workdir_of(&sub).unwrap_or_else(|| abs.to_path_buf());
+    // The inner paths are vouched for below `abs`; only if that is the submodule's working
+    // directory (a `core.worktree` could point elsewhere).
+    let same_dir = sub_root == abs
+        || matches!((fs::canonicalize(&sub_root), fs::canonicalize(abs)), (Ok(a), Ok(b)) if a == b);
+    let mut elsewhere = VouchSet::default();
+    let vouch = if same_dir { vouch } else { &mut elsewhere };
     let head = sub.head_id().ok().map(|id| id.detach());
     let head_tree = match head {
         Some(id) => Some(
@@ -717,7 +910,7 @@ fn submodule_head(
         ),
         None => None,
     };
-    worktree_changes(&sub, head_tree, &sub_root, out, depth + 1)?;
+    worktree_changes(&sub, head_tree, &sub_root, out, vouch, depth + 1)?;
     head.ok_or_else(|| VcsError::Git {
         detail: format!("submodule {} has no HEAD commit", abs.display()),
     })

@@ -6,7 +6,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use diff2test::vcs::{changed_paths, ChangeKind, VcsChange, VcsError};
+use diff2test::vcs::{
+    changed_paths, changes_with_vouched, ChangeKind, VcsChange, VcsError, Vouched,
+};
 use tempfile::TempDir;
 
 const INSTALL_GIT: &str = "install git (apt-get install git)";
@@ -927,4 +929,233 @@ fn never_spawns_a_process() {
         "a process was spawned: {}",
         fs::read_to_string(&mark).unwrap_or_default()
     );
+}
+
+// ---- What a change source vouches for ------------------------------------------------
+
+fn vouched(dir: &Path, base: &str, head: Option<&str>) -> (Vec<VcsChange>, Vouched) {
+    changes_with_vouched(dir, base, head).unwrap_or_else(|e| {
+        panic!(
+            "changes_with_vouched({}, {base}, {head:?}): {e}",
+            dir.display()
+        )
+    })
+}
+
+/// Asserts which repository-relative paths (under `root`) are vouched for and which are not.
+fn assert_vouches(v: &Vouched, root: &Path, yes: &[&str], no: &[&str]) {
+    for rel in yes {
+        assert!(
+            v.vouches(&root.join(rel)),
+            "{rel:?} should be vouched for: {v:?}"
+        );
+    }
+    for rel in no {
+        assert!(
+            !v.vouches(&root.join(rel)),
+            "{rel:?} must not be vouched for: {v:?}"
+        );
+    }
+}
+
+#[test]
+fn vouched_between_revisions_is_head_blobs() {
+    let (tmp, root, base, head) = two_commits(|r| {
+        write(r, ".gitignore", "*.local.h\n");
+        write(r, "include/config.h", "#define X 1\n");
+        fs::remove_file(r.join("b.txt")).unwrap();
+    });
+    write(&root, "include/config.local.h", "ignored local header\n");
+    write(&root, "untracked.h", "not in head\n");
+    let outside = tmp.path().canonicalize().unwrap().join("outside.h");
+    fs::write(&outside, "outside the repository\n").unwrap();
+
+    let (got, v) = vouched(&root, &base, Some(&head));
+    assert_eq!(got, changes(&root, &base, Some(&head)));
+    assert_eq!(v.workdir(), root);
+    assert_vouches(
+        &v,
+        &root,
+        &[
+            "a.txt",
+            "src/lib.c",
+            "include/config.h",
+            ".gitignore",
+            "src/./lib.c",
+            "src//lib.c",
+        ],
+        &[
+            "include/config.local.h", // ignored, in the working tree only
+            "untracked.h",            // not in head
+            "b.txt",                  // in base only
+            "src",                    // a tree, not a blob
+            "",                       // the working directory itself
+            "../repo/a.txt",          // `..` is never vouched for
+            "src/../a.txt",
+            ".git/config",
+            "src/lib.c/x",
+            "A.TXT",
+        ],
+    );
+    assert!(!v.vouches(&outside));
+    assert!(
+        !v.vouches(Path::new("a.txt")),
+        "a relative path is never vouched for"
+    );
+    // Every added or modified path is vouched for; a deleted one is not (not in head).
+    for c in &got {
+        assert_eq!(v.vouches(&c.path), c.kind != ChangeKind::Deleted, "{c:?}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn vouched_matches_symlinked_and_canonical_workdir_spellings() {
+    let (tmp, root, base, head) = two_commits(|r| write(r, "a.txt", "x\n"));
+    let alias = tmp.path().canonicalize().unwrap().join("alias");
+    std::os::unix::fs::symlink(&root, &alias).unwrap();
+    for mode in [Some(head.as_str()), None] {
+        let (got, v) = vouched(&alias, &base, mode);
+        assert_eq!(v.workdir(), alias, "{mode:?}");
+        assert!(got.iter().all(|c| c.path.starts_with(&alias)), "{got:?}");
+        assert_vouches(&v, &alias, &["a.txt", "src/lib.c"], &["nope.h"]);
+        assert_vouches(&v, &root, &["a.txt", "src/lib.c"], &["nope.h"]);
+    }
+}
+
+#[test]
+fn vouched_working_tree_excludes_ignored_files() {
+    let (_t, root, base, _head) = two_commits(|r| {
+        write(r, ".gitignore", "config_local.h\nbuild/\n");
+        write(r, "build/keep.h", "tracked in an ignored directory\n");
+        git(r, &["add", "-f", "build/keep.h"]);
+    });
+    write(&root, "config_local.h", "ignored local header\n");
+    write(&root, "build/gen.h", "ignored directory\n");
+    write(&root, "untracked.h", "untracked, not ignored\n");
+    write(&root, "new/dir/deep.h", "untracked in a new directory\n");
+    write(&root, "staged.h", "staged only\n");
+    git(&root, &["add", "staged.h"]);
+    git(&root, &["rm", "-q", "--cached", "a.txt"]); // in base, no longer in the index
+    fs::remove_file(root.join("b.txt")).unwrap();
+    let nested = root.join("vendor/nested");
+    fs::create_dir_all(&nested).unwrap();
+    git(&nested, &["init", "-q"]);
+    write(&nested, "x.h", "in an untracked nested repository\n");
+
+    let (got, v) = vouched(&root, &base, None);
+    assert_eq!(got, changes(&root, &base, None));
+    assert_vouches(
+        &v,
+        &root,
+        &[
+            "src/lib.c",
+            "a.txt",
+            "b.txt",
+            ".gitignore",
+            "build/keep.h",
+            "untracked.h",
+            "new/dir/deep.h",
+            "staged.h",
+        ],
+        &[
+            "config_local.h",
+            "build/gen.h",
+            "vendor/nested/x.h",
+            "never-existed.h",
+            ".git/index",
+        ],
+    );
+    // The reported files (not the nested repository's directory) are vouched for.
+    for c in got.iter().filter(|c| !c.path.is_dir()) {
+        assert!(v.vouches(&c.path), "{c:?}");
+    }
+}
+
+#[test]
+fn vouched_working_tree_excludes_skip_worktree_entries() {
+    let (_t, root, _base, head) = two_commits(|_| {});
+    git(&root, &["update-index", "--skip-worktree", "a.txt"]);
+    write(&root, "a.txt", "edited, but git never looks\n");
+    let (got, v) = vouched(&root, &head, None);
+    assert!(got.is_empty(), "{got:?}");
+    assert_vouches(&v, &root, &["b.txt", "src/lib.c"], &["a.txt"]);
+}
+
+#[test]
+fn vouched_inside_submodules() {
+    let (_t, root, base, head) = repo_with_submodule();
+    // Between revisions: everything below a gitlink of head is vouched for.
+    let (_, v) = vouched(&root, &base, Some(&head));
+    assert_vouches(
+        &v,
+        &root,
+        &["main.c", "sub/lib.h", "sub/anything/else.h"],
+        &["subx/lib.h", "su/lib.h", "sub/../main.c"],
+    );
+    let (_, v) = vouched(&root, &format!("{base}~1"), Some(&format!("{base}~1")));
+    assert_vouches(&v, &root, &["main.c"], &["sub/lib.h"]);
+
+    // Working tree: the submodule's own index, HEAD and ignore rules decide.
+    let sub = root.join("sub");
+    let exclude = git(&sub, &["rev-parse", "--git-path", "info/exclude"]);
+    let exclude = sub.join(exclude);
+    fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+    fs::write(&exclude, "*.local\n").unwrap();
+    write(&sub, "extra.h", "untracked in the submodule\n");
+    write(&sub, "cfg.local", "ignored in the submodule\n");
+    write(&sub, "lib.h", "local edit\n");
+    let (got, v) = vouched(&root, &head, None);
+    assert_eq!(
+        got,
+        expect(
+            &root,
+            &[
+                ("sub/extra.h", ChangeKind::Untracked),
+                ("sub/lib.h", ChangeKind::Modified)
+            ]
+        )
+    );
+    assert_vouches(
+        &v,
+        &root,
+        &["main.c", "sub/lib.h", "sub/extra.h"],
+        &["sub/cfg.local", "sub/missing.h", "sub/.git"],
+    );
+
+    // An uninitialised submodule: nothing in its directory is read, so nothing is vouched.
+    git(&root, &["submodule", "deinit", "-q", "-f", "sub"]);
+    write(&root, "sub/lib.h", "not a checkout\n");
+    let (got, v) = vouched(&root, &head, None);
+    assert!(got.is_empty(), "{got:?}");
+    assert_vouches(&v, &root, &["main.c"], &["sub/lib.h"]);
+    let (_, v) = vouched(&root, &head, Some(&head));
+    assert_vouches(&v, &root, &["main.c", "sub/lib.h"], &[]);
+}
+
+/// Timing on ~20k files: `cargo test --release --test vcs -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn vouched_timing_on_20k_files() {
+    use std::time::Instant;
+    let (_t, root) = new_repo();
+    for d in 0..200 {
+        for f in 0..100 {
+            write(&root, &format!("dir{d}/sub{}/file{f}.h", f % 4), "x\n");
+        }
+    }
+    let head = commit_all(&root, "20k");
+    let paths: Vec<PathBuf> = (0..20_000)
+        .map(|i| root.join(format!("dir{}/sub{}/file{}.h", i / 100, i % 4, i % 100)))
+        .collect();
+    for (label, mode) in [("tree", Some(head.as_str())), ("working tree", None)] {
+        let t = Instant::now();
+        let (got, v) = vouched(&root, &head, mode);
+        let built = t.elapsed();
+        let t = Instant::now();
+        assert!(paths.iter().all(|p| v.vouches(p)));
+        let looked = t.elapsed();
+        assert!(got.is_empty());
+        eprintln!("{label}: changes + vouched in {built:?}; 20k lookups in {looked:?}");
+    }
 }
