@@ -104,6 +104,46 @@ pub fn may_be_copy(copy: &str, src: &str) -> bool {
     same_bytes(copy, src)
 }
 
+/// Other files of the evidence that a change to `abs` (listed as `ids`) may
+/// reach: every listed file with the same size and bytes (GCC includes a
+/// byte-identical `#pragma once` twin "once" and leaves it out of the `.d`,
+/// so a unit listing either may have read both), and every build-tree file
+/// with the same file name (a configure-time copy such as `file(COPY)`).
+/// Sorted by id.
+fn twins_and_copies(
+    ev: &DepEvidence,
+    abs: &str,
+    ids: &[FileId],
+    build_root: &str,
+) -> Vec<(FileId, String)> {
+    let Ok(meta) = std::fs::metadata(abs) else {
+        return Vec::new();
+    };
+    let size = meta.len();
+    let name = abs.rsplit('/').next().unwrap_or("");
+    let mut content: Option<Option<Vec<u8>>> = None;
+    let mut out = Vec::new();
+    for (id, f) in ev.files.iter().enumerate() {
+        let id = id as FileId;
+        if ids.contains(&id) || ev.id_of(f) != Some(id) {
+            continue; // itself, or a file no unit lists
+        }
+        let same_name = paths::is_within(f, build_root) && f.rsplit('/').next() == Some(name);
+        let same_size = ev.sizes.get(id as usize).copied().flatten() == Some(size);
+        if !same_name && !same_size {
+            continue;
+        }
+        let alike = same_name || {
+            let mine = content.get_or_insert_with(|| std::fs::read(abs).ok());
+            matches!((mine, std::fs::read(f)), (Some(a), Ok(b)) if *a == b)
+        };
+        if alike {
+            out.push((id, f.clone()));
+        }
+    }
+    out
+}
+
 /// Size first, then bytes; `false` when either cannot be read.
 pub fn same_bytes(a: &str, b: &str) -> bool {
     match (std::fs::metadata(a), std::fs::metadata(b)) {
@@ -338,7 +378,12 @@ fn classify_abs(
             "does not exist (deleted or renamed away); current evidence cannot map it".into(),
         );
     }
-    let ids = evidence.ids_of(&abs, real_abs.as_deref());
+    let mut ids = evidence.ids_of(&abs, real_abs.as_deref());
+    let alike = if ids.is_empty() {
+        Vec::new()
+    } else {
+        twins_and_copies(evidence, &abs, &ids, roots.build)
+    };
     if ids.is_empty() {
         return unresolved(
             display,
@@ -351,11 +396,22 @@ fn classify_abs(
     } else {
         (Class::Header, "prerequisite in dependency files")
     };
+    let mut evidence = evidence.to_owned();
+    if !alike.is_empty() {
+        let names: Vec<&str> = alike.iter().map(|&(_, ref p)| p.as_str()).collect();
+        evidence.push_str(&format!(
+            "; also reaches every unit listing {} (same bytes, or a build-tree file of the same name: a #pragma once twin GCC may have left out, or a configure-time copy)",
+            names.join(", ")
+        ));
+        ids.extend(alike.iter().map(|(id, _)| *id));
+        ids.sort_unstable();
+        ids.dedup();
+    }
     Changed {
         display,
         real_display,
         class,
-        evidence: evidence.into(),
+        evidence,
         files: ids,
         gap: None,
         abs: String::new(),

@@ -100,6 +100,18 @@ pub mod select_code {
     pub const FULL_SUITE_FALLBACK: &str = "FULL_SUITE_FALLBACK";
     /// Skip argument.
     pub const OUTSIDE_TRANSITIVE_IMPACT_SET: &str = "OUTSIDE_TRANSITIVE_IMPACT_SET";
+    /// Every selection code, in declaration order.
+    pub const ALL: &[&str] = &[
+        AFFECTED_BY_CHANGE,
+        ALWAYS_RUN,
+        POLICY_PATH_RULE,
+        OPAQUE_BOUNDARY,
+        TEST_DATA_FLOW,
+        NAMES_CHANGED_PATH,
+        MAY_LOAD_AFFECTED,
+        FULL_SUITE_FALLBACK,
+        OUTSIDE_TRANSITIVE_IMPACT_SET,
+    ];
 }
 
 /// A test forced into a subset, and why.

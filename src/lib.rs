@@ -301,8 +301,13 @@ fn analyse_evidence(
 
         // 6-7. Dependency files: mapping, completeness, freshness.
         let pending = job.pending(job.work_and_join(helpers));
-        let (deps, dep_gaps) = pending.finish(reader, model, sources);
+        let (mut deps, dep_gaps) = pending.finish(reader, model, sources);
         decision.extend(dep_gaps);
+        decision.extend(ingest::depfile::join_outside_aliases(
+            &mut deps,
+            model,
+            req.limits.max_file_bytes,
+        ));
         if let Some(v) = &req.vouched {
             decision.extend(unvouched_prerequisites(v, &deps, model, &req.source_dir));
         }

@@ -61,6 +61,8 @@ pub struct DepEvidence {
     pub tus: Vec<Tu>,
     /// Targets that include a build-time generated header: (target, header).
     pub generated_includes: Vec<(usize, String)>,
+    /// `sizes[id]`: the file's size when it was stat'ed for freshness.
+    pub sizes: Vec<Option<u64>>,
 }
 
 impl DepEvidence {
@@ -80,6 +82,22 @@ impl DepEvidence {
 }
 
 impl DepEvidence {
+    /// Adds project file `path` (absolute, folded) to the table and the path
+    /// index when no unit lists it yet; returns its id either way.
+    pub fn add_file(&mut self, path: &str, size: Option<u64>) -> FileId {
+        if let Some(id) = self.id_of(path) {
+            return id;
+        }
+        let id = self.files.len() as FileId;
+        self.files.push(path.to_owned());
+        if self.sizes.len() < self.files.len() {
+            self.sizes.resize(self.files.len() - 1, None);
+            self.sizes.push(size);
+        }
+        self.by_path.insert(path, id);
+        id
+    }
+
     /// The id of the file some unit lists under the spelling `path`.
     pub fn id_of(&self, path: &str) -> Option<FileId> {
         self.by_path.get(&self.files, path)
@@ -121,6 +139,15 @@ impl PathIndex {
             }
         }
         index
+    }
+
+    fn insert(&mut self, path: &str, id: FileId) {
+        match self.by_hash.entry(hash_str(path)) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(id);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => self.spill.push(id),
+        }
     }
 
     fn get(&self, files: &[String], path: &str) -> Option<FileId> {
@@ -1218,6 +1245,7 @@ impl Pending<'_, '_> {
         let files = shared.take_paths();
         let mut stats: Vec<FileStat> = std::iter::repeat_with(|| FileStat {
             mtime: None,
+            size: None,
             real: None,
         })
         .take(files.len())
@@ -1327,6 +1355,7 @@ fn audit(
         }
     }
     ev.by_path = by_path;
+    ev.sizes = stats.iter().map(|st| st.size).collect();
     // Aliases: the real spelling of files reached through symlinks inside the tree.
     for (id, st) in stats.into_iter().enumerate() {
         if let Some(real) = st.real.filter(|_| listed(id)) {
@@ -1361,6 +1390,8 @@ fn audit(
 
 struct FileStat {
     mtime: Option<SystemTime>,
+    /// Size in bytes (following links).
+    size: Option<u64>,
     /// Real path when it differs from the lexical one.
     real: Option<String>,
 }
@@ -1401,6 +1432,7 @@ fn stat_file(path: &str, dirs: &DirMemo) -> FileStat {
         Err(_) => {
             return FileStat {
                 mtime: None,
+                size: None,
                 real: None,
             }
         }
@@ -1411,13 +1443,113 @@ fn stat_file(path: &str, dirs: &DirMemo) -> FileStat {
         // No symlink anywhere on the path: the lexical spelling is the real one.
         return FileStat {
             mtime: lmeta.modified().ok(),
+            size: Some(lmeta.len()),
             real: None,
         };
     }
     // Follow links: a dangling one has no timestamp to trust.
-    let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let meta = std::fs::metadata(path).ok();
+    let mtime = meta.as_ref().and_then(|m| m.modified().ok());
+    let size = meta.map(|m| m.len());
     let real = paths::real(path).filter(|r| r != path);
-    FileStat { mtime, real }
+    FileStat { mtime, size, real }
+}
+
+/// Joins prerequisites spelled through an include directory that lies outside
+/// both roots but resolves into one of them (a developer-install layout such
+/// as `/opt/mylib/include -> SRC/include`): the compiler lists the outside
+/// spelling, the change set names the inside one. For every include
+/// directory of the codemodel outside both roots, its real path is taken
+/// once; when it lands inside a root, the depfiles of the units whose target
+/// uses it are read again and each prerequisite under it is added to the unit
+/// under its inside spelling, with the same freshness audit as any other.
+/// Nothing is read when no such directory exists (the usual case).
+pub fn join_outside_aliases(ev: &mut DepEvidence, model: &Codemodel, max_bytes: u64) -> Vec<Gap> {
+    let (src, build) = (&model.source_root, &model.build_root);
+    let real_roots: Vec<(String, &String)> = [src, build]
+        .into_iter()
+        .filter_map(|r| paths::real(r).map(|real| (real, r)))
+        .collect();
+    let mut outside: Vec<&str> = model
+        .targets
+        .iter()
+        .flat_map(|t| t.includes.iter().map(String::as_str))
+        .filter(|d| !paths::is_within(d, src) && !paths::is_within(d, build))
+        .collect();
+    outside.sort_unstable();
+    outside.dedup();
+    let mut aliases: Vec<(&str, String)> = Vec::new();
+    for d in outside {
+        let Some(real) = paths::real(d) else { continue };
+        let inside = if paths::is_within(&real, src) || paths::is_within(&real, build) {
+            Some(real.clone())
+        } else {
+            real_roots.iter().find_map(|(rr, r)| {
+                paths::strip_root(&real, rr).map(|rel| paths::join_fold(r, rel))
+            })
+        };
+        if let Some(inside) = inside {
+            aliases.push((d, inside));
+        }
+    }
+    let mut gaps = Vec::new();
+    if aliases.is_empty() {
+        return gaps;
+    }
+    for ti in 0..ev.tus.len() {
+        let target = &model.targets[ev.tus[ti].target];
+        if !aliases
+            .iter()
+            .any(|(d, _)| target.includes.iter().any(|i| i == d))
+        {
+            continue;
+        }
+        let depfile = ev.tus[ti].depfile.clone();
+        let dep_time = std::fs::metadata(&depfile).and_then(|m| m.modified()).ok();
+        let bytes = match std::fs::read(&depfile) {
+            Ok(b) if (b.len() as u64) <= max_bytes => b,
+            Ok(_) | Err(_) => {
+                gaps.push(Gap::new(
+                    Code::DepFileUnreadable,
+                    format!("{depfile} cannot be read again to join prerequisites spelled through an include directory outside the roots"),
+                ));
+                continue;
+            }
+        };
+        let Ok(parsed) = depfile_syntax::parse(&bytes) else {
+            continue; // it parsed the first time; a change since is caught by freshness
+        };
+        let mut joined = Vec::new();
+        for name in parsed.rules.iter().flat_map(|r| r.prereqs.iter()) {
+            let p = paths::join_fold(&target.dir_build, name);
+            for (d, inside) in &aliases {
+                if let Some(rel) = paths::strip_root(&p, d) {
+                    joined.push(paths::join_fold(inside, rel));
+                }
+            }
+        }
+        joined.sort();
+        joined.dedup();
+        for real in joined {
+            let meta = std::fs::metadata(&real).ok();
+            match (meta.as_ref().and_then(|m| m.modified().ok()), dep_time) {
+                (Some(t), Some(d)) if t > d => gaps.push(Gap::new(
+                    Code::DepEvidenceStale,
+                    format!("{real} is newer than {depfile}"),
+                )),
+                (Some(_), Some(_)) => {}
+                _ => gaps.push(Gap::new(
+                    Code::DepPrereqUninspectable,
+                    format!("{real} (listed in {depfile} through an include directory outside the roots) cannot be inspected"),
+                )),
+            }
+            let id = ev.add_file(&real, meta.map(|m| m.len()));
+            if !ev.tus[ti].prereqs.contains(&id) {
+                ev.tus[ti].prereqs.push(id);
+            }
+        }
+    }
+    gaps
 }
 
 #[cfg(test)]

@@ -1,0 +1,1488 @@
+//! Differential oracle on real CMake builds.
+//!
+//! Each scenario writes a small CMake project, builds BASE, runs the whole suite
+//! with real `ctest`, applies the HEAD edits in place, builds HEAD in a fresh
+//! build dir, runs the whole suite again, and runs diff2test on the HEAD build
+//! with the change set. The set of tests whose result changed (pass <-> fail, or
+//! present on one side only) is the ground truth:
+//!
+//! * **oracle (safety)**: diff2test falls back (exit 3 listing every HEAD test,
+//!   or exit 4 with an empty stdout), or exits 0 with a selection that contains
+//!   every changed-result test; and the scenario is not vacuous (at least one
+//!   result changed);
+//! * **precision expectation**: what the scenario should give once the tool is
+//!   fixed (asserted after the oracle, so a failure says which one broke).
+//!
+//! `DIFF2TEST_ORACLE_BIN=/path/to/diff2test` runs another binary instead of the
+//! cargo-built one. `DIFF2TEST_ORACLE_KEEP=1` keeps the temp dirs (their path is
+//! printed on stderr).
+//!
+//! A missing tool (cmake, g++, make, ninja, git, nm) fails the test with the
+//! Debian package to install; nothing is skipped.
+
+mod common;
+
+use common::{scratch_dir, Run};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+// ====================================================================== harness
+
+/// The directories of one scenario run.
+pub struct Ctx {
+    /// Temp root.
+    pub root: PathBuf,
+    /// `ROOT/src`: the source tree, edited in place from BASE to HEAD.
+    pub src: PathBuf,
+    /// `ROOT/build-base`: the BASE build.
+    pub base_build: PathBuf,
+    /// `ROOT/build`: the HEAD build diff2test reads.
+    pub build: PathBuf,
+    /// Values hooks record (e.g. commit ids), substituted as `@NAME@`.
+    vars: RefCell<BTreeMap<String, String>>,
+}
+
+impl Ctx {
+    fn set_var(&self, k: &str, v: &str) {
+        self.vars.borrow_mut().insert(k.to_owned(), v.to_owned());
+    }
+    /// Replaces `@ROOT@`, `@SRC@`, `@BUILD@` and every recorded `@VAR@`.
+    fn subst(&self, s: &str) -> String {
+        let mut out = s
+            .replace("@ROOT@", &self.root.display().to_string())
+            .replace("@SRC@", &self.src.display().to_string())
+            .replace("@BUILD@", &self.build.display().to_string());
+        for (k, v) in self.vars.borrow().iter() {
+            out = out.replace(&format!("@{k}@"), v);
+        }
+        out
+    }
+    fn write(&self, rel: &str, content: &str) {
+        let p = self.src.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, self.subst(content)).unwrap();
+    }
+}
+
+type Hook = Box<dyn Fn(&Ctx)>;
+
+/// How a tree is configured and built.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Generator {
+    Makefiles,
+    NinjaMultiConfig,
+}
+
+/// One HEAD edit of the source tree.
+pub enum Edit {
+    /// Write (create or replace) `path` with `content` (`@VAR@`s substituted).
+    Write(String, String),
+    /// Copy the bytes of `from` onto `to`.
+    Copy(String, String),
+}
+
+/// A differential scenario.
+pub struct Scenario {
+    name: String,
+    base: Vec<(String, String)>,
+    edits: Vec<Edit>,
+    changed: Vec<String>,
+    policy: Option<String>,
+    extra_args: Vec<String>,
+    generator: Generator,
+    first_targets: Vec<String>,
+    after_base_files: Vec<Hook>,
+    after_edits: Vec<Hook>,
+    after_head_build: Vec<Hook>,
+}
+
+impl Scenario {
+    pub fn new(name: &str) -> Self {
+        Scenario {
+            name: name.to_owned(),
+            base: Vec::new(),
+            edits: Vec::new(),
+            changed: Vec::new(),
+            policy: None,
+            extra_args: Vec::new(),
+            generator: Generator::Makefiles,
+            first_targets: Vec::new(),
+            after_base_files: Vec::new(),
+            after_edits: Vec::new(),
+            after_head_build: Vec::new(),
+        }
+    }
+    /// A file of the BASE tree (relative to SRC).
+    pub fn file(mut self, path: &str, content: &str) -> Self {
+        self.base.push((path.to_owned(), content.to_owned()));
+        self
+    }
+    /// A HEAD edit: `path` gets `content`. The path is also a changed path.
+    pub fn edit(mut self, path: &str, content: &str) -> Self {
+        self.edits
+            .push(Edit::Write(path.to_owned(), content.to_owned()));
+        self.changed.push(path.to_owned());
+        self
+    }
+    /// A HEAD edit that is NOT reported as changed (e.g. a git-ignored file).
+    pub fn silent_edit(mut self, path: &str, content: &str) -> Self {
+        self.edits
+            .push(Edit::Write(path.to_owned(), content.to_owned()));
+        self
+    }
+    /// A HEAD edit: the bytes of `from` are copied onto `to` (a changed path).
+    pub fn copy_onto(mut self, from: &str, to: &str) -> Self {
+        self.edits.push(Edit::Copy(from.to_owned(), to.to_owned()));
+        self.changed.push(to.to_owned());
+        self
+    }
+    /// No `--changed` arguments: the change set comes from `extra_args` (git modes).
+    pub fn no_changed_list(mut self) -> Self {
+        self.changed.clear();
+        self
+    }
+    /// A policy file, passed with `--policy`.
+    pub fn policy(mut self, toml: &str) -> Self {
+        self.policy = Some(toml.to_owned());
+        self
+    }
+    /// Extra diff2test arguments (`@VAR@`s substituted).
+    pub fn arg(mut self, a: &str) -> Self {
+        self.extra_args.push(a.to_owned());
+        self
+    }
+    pub fn generator(mut self, g: Generator) -> Self {
+        self.generator = g;
+        self
+    }
+    /// Targets built (in order, one at a time) before the whole build.
+    pub fn build_first(mut self, target: &str) -> Self {
+        self.first_targets.push(target.to_owned());
+        self
+    }
+    /// Runs after the BASE files are written, before the BASE build.
+    pub fn after_base_files(mut self, f: impl Fn(&Ctx) + 'static) -> Self {
+        self.after_base_files.push(Box::new(f));
+        self
+    }
+    /// Runs after the HEAD edits, before the HEAD build.
+    pub fn after_edits(mut self, f: impl Fn(&Ctx) + 'static) -> Self {
+        self.after_edits.push(Box::new(f));
+        self
+    }
+    /// Runs after the HEAD build and its ctest run, before diff2test.
+    pub fn after_head_build(mut self, f: impl Fn(&Ctx) + 'static) -> Self {
+        self.after_head_build.push(Box::new(f));
+        self
+    }
+
+    /// Builds BASE and HEAD, runs both suites and diff2test.
+    pub fn run(self) -> Outcome {
+        require_tools();
+        let dir = scratch_dir(&format!("d2t-oracle-{}-", self.name));
+        let root = dir.path().to_path_buf();
+        let ctx = Ctx {
+            src: root.join("src"),
+            base_build: root.join("build-base"),
+            build: root.join("build"),
+            root,
+            vars: RefCell::new(BTreeMap::new()),
+        };
+        for (p, c) in &self.base {
+            ctx.write(p, c);
+        }
+        for h in &self.after_base_files {
+            h(&ctx);
+        }
+        build_tree(
+            &ctx.src,
+            &ctx.base_build,
+            self.generator,
+            &self.first_targets,
+        );
+        let base = run_suite(
+            &ctx.base_build,
+            &ctx.root.join("junit-base.xml"),
+            self.generator,
+        );
+        for e in &self.edits {
+            match e {
+                Edit::Write(p, c) => ctx.write(p, c),
+                Edit::Copy(from, to) => {
+                    std::fs::copy(ctx.src.join(from), ctx.src.join(to)).unwrap();
+                }
+            }
+        }
+        for h in &self.after_edits {
+            h(&ctx);
+        }
+        build_tree(&ctx.src, &ctx.build, self.generator, &self.first_targets);
+        let head = run_suite(&ctx.build, &ctx.root.join("junit-head.xml"), self.generator);
+        for h in &self.after_head_build {
+            h(&ctx);
+        }
+        let mut args: Vec<String> = vec![
+            "--source-dir".into(),
+            ctx.src.display().to_string(),
+            "--build-dir".into(),
+            ctx.build.display().to_string(),
+            "--ctest-json".into(),
+            ctx.build.join("ctest.json").display().to_string(),
+            "--dep-list".into(),
+            ctx.build.join("deps.txt").display().to_string(),
+        ];
+        for c in &self.changed {
+            args.push("--changed".into());
+            args.push(c.clone());
+        }
+        if let Some(p) = &self.policy {
+            let f = ctx.root.join("diff2test.toml");
+            std::fs::write(&f, p).unwrap();
+            args.push("--policy".into());
+            args.push(f.display().to_string());
+        }
+        args.extend(self.extra_args.iter().map(|a| ctx.subst(a)));
+        let run = run_diff2test(&args);
+        eprintln!(
+            "[oracle {}] diff2test exit {}\nstdout:\n{}stderr:\n{}",
+            self.name, run.code, run.stdout, run.stderr
+        );
+        if std::env::var_os("DIFF2TEST_ORACLE_KEEP").is_some() {
+            eprintln!("[oracle {}] kept {}", self.name, dir.keep().display());
+        }
+        Outcome {
+            name: self.name,
+            ctx,
+            base,
+            head,
+            args,
+            run,
+        }
+    }
+}
+
+/// The two suites' results and the diff2test run.
+pub struct Outcome {
+    pub name: String,
+    pub ctx: Ctx,
+    /// test name → passed, at BASE.
+    pub base: BTreeMap<String, bool>,
+    /// test name → passed, at HEAD.
+    pub head: BTreeMap<String, bool>,
+    pub args: Vec<String>,
+    pub run: Run,
+}
+
+impl Outcome {
+    /// Tests whose result differs, or that exist on one side only.
+    pub fn changed_results(&self) -> BTreeSet<String> {
+        let names: BTreeSet<&String> = self.base.keys().chain(self.head.keys()).collect();
+        names
+            .into_iter()
+            .filter(|n| self.base.get(*n) != self.head.get(*n))
+            .cloned()
+            .collect()
+    }
+    pub fn selected(&self) -> BTreeSet<String> {
+        self.run.stdout.lines().map(str::to_owned).collect()
+    }
+    fn report(&self) -> String {
+        format!(
+            "scenario {}\nbase results: {:?}\nhead results: {:?}\nchanged results: {:?}\n\
+             diff2test {}\nexit: {}\n--- stdout ---\n{}--- stderr ---\n{}",
+            self.name,
+            self.base,
+            self.head,
+            self.changed_results(),
+            self.args.join(" "),
+            self.run.code,
+            self.run.stdout,
+            self.run.stderr
+        )
+    }
+
+    /// The safety assertion (see the module docs).
+    pub fn assert_oracle(&self) {
+        let changed = self.changed_results();
+        assert!(
+            !changed.is_empty(),
+            "VACUOUS SCENARIO: no test changed result between base and head\n{}",
+            self.report()
+        );
+        let sel = self.selected();
+        match self.run.code {
+            0 => {
+                let missing: Vec<&String> = changed
+                    .iter()
+                    .filter(|n| self.head.contains_key(*n) && !sel.contains(*n))
+                    .collect();
+                assert!(
+                    missing.is_empty(),
+                    "ORACLE (safety) FAILED: exit 0 omits tests whose result changed: {missing:?}\n{}",
+                    self.report()
+                );
+            }
+            3 => {
+                let missing: Vec<&String> =
+                    self.head.keys().filter(|n| !sel.contains(*n)).collect();
+                assert!(
+                    missing.is_empty(),
+                    "ORACLE (safety) FAILED: exit 3 (full suite) does not list every test: {missing:?}\n{}",
+                    self.report()
+                );
+            }
+            4 => assert!(
+                self.run.stdout.is_empty(),
+                "ORACLE (safety) FAILED: exit 4 with a non-empty stdout\n{}",
+                self.report()
+            ),
+            c => panic!(
+                "ORACLE (safety) FAILED: exit {c} is neither a subset nor a fallback\n{}",
+                self.report()
+            ),
+        }
+    }
+
+    /// Precision expectation: exit 0 and a selection containing `want`.
+    pub fn expect_subset(&self, want: &[&str]) {
+        assert_eq!(
+            self.run.code,
+            0,
+            "PRECISION EXPECTATION FAILED (oracle passed): a subset (exit 0) containing {want:?} is intended\n{}",
+            self.report()
+        );
+        let sel = self.selected();
+        let missing: Vec<&&str> = want.iter().filter(|n| !sel.contains(**n)).collect();
+        assert!(
+            missing.is_empty(),
+            "PRECISION EXPECTATION FAILED (oracle passed): the subset lacks {missing:?}\n{}",
+            self.report()
+        );
+    }
+
+    /// Precision expectation: a subset containing `want`, or a fallback (3 or 4).
+    pub fn expect_subset_or_fallback(&self, want: &[&str]) {
+        match self.run.code {
+            0 => self.expect_subset(want),
+            3 | 4 => {}
+            c => panic!(
+                "PRECISION EXPECTATION FAILED (oracle passed): exit {c}, want a subset or a fallback\n{}",
+                self.report()
+            ),
+        }
+    }
+
+    /// Precision expectation: a fallback with exit `code` whose stderr mentions `needle`.
+    pub fn expect_fallback_naming(&self, code: i32, needle: &str) {
+        assert_eq!(
+            self.run.code,
+            code,
+            "PRECISION EXPECTATION FAILED (oracle passed): exit {code} is intended\n{}",
+            self.report()
+        );
+        assert!(
+            self.run.stderr.contains(needle),
+            "PRECISION EXPECTATION FAILED (oracle passed): stderr should name {needle:?}\n{}",
+            self.report()
+        );
+    }
+}
+
+fn require_tools() {
+    for (tool, arg, pkg) in [
+        ("cmake", "--version", "cmake"),
+        ("ctest", "--version", "cmake"),
+        ("g++", "--version", "g++"),
+        ("make", "--version", "make"),
+        ("ninja", "--version", "ninja-build"),
+        ("git", "--version", "git"),
+        ("nm", "--version", "binutils"),
+    ] {
+        let ok = Command::new(tool)
+            .arg(arg)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        assert!(
+            ok,
+            "`{tool}` is required by tests/oracle.rs: install it with `apt-get install {pkg}`"
+        );
+    }
+}
+
+fn run_ok(cmd: &mut Command, what: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed: {cmd:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Writes the File API queries `fixtures/prepare-build.sh` writes (before configuring).
+pub fn write_queries(build: &Path) {
+    let q = build.join(".cmake/api/v1/query");
+    std::fs::create_dir_all(&q).unwrap();
+    for kind in ["codemodel-v2", "cmakeFiles-v1", "toolchains-v1", "cache-v2"] {
+        std::fs::write(q.join(kind), "").unwrap();
+    }
+}
+
+/// `fixtures/prepare-build.sh` in Rust, with a choice of generator and of
+/// targets to build first: queries, configure (Debug), build -j2, `ctest.json`
+/// (run inside BUILD), `deps.txt` (every `CMakeFiles/*.dir/*.d`, sorted).
+pub fn build_tree(src: &Path, build: &Path, generator: Generator, first: &[String]) {
+    std::fs::create_dir_all(build).unwrap();
+    write_queries(build);
+    let mut cfg = Command::new("cmake");
+    cfg.arg("-S").arg(src).arg("-B").arg(build);
+    match generator {
+        Generator::Makefiles => cfg.args(["-G", "Unix Makefiles", "-DCMAKE_BUILD_TYPE=Debug"]),
+        Generator::NinjaMultiConfig => cfg.args(["-G", "Ninja Multi-Config"]),
+    };
+    run_ok(&mut cfg, "cmake configure");
+    let config: &[&str] = match generator {
+        Generator::Makefiles => &[],
+        Generator::NinjaMultiConfig => &["--config", "Debug"],
+    };
+    for t in first {
+        run_ok(
+            Command::new("cmake")
+                .arg("--build")
+                .arg(build)
+                .args(config)
+                .args(["--target", t]),
+            "cmake --build --target",
+        );
+    }
+    run_ok(
+        Command::new("cmake")
+            .arg("--build")
+            .arg(build)
+            .args(config)
+            .arg("-j2"),
+        "cmake --build",
+    );
+    write_catalogue(build, build);
+    write_dep_list(build);
+}
+
+/// `ctest --show-only=json-v1`, run in `cwd`, written to `build/ctest.json`.
+pub fn write_catalogue(cwd: &Path, build: &Path) {
+    let json = run_ok(
+        Command::new("ctest")
+            .arg("--show-only=json-v1")
+            .current_dir(cwd),
+        "ctest --show-only=json-v1",
+    );
+    std::fs::write(build.join("ctest.json"), json).unwrap();
+}
+
+/// Every `.d` under a `CMakeFiles/*.dir/` of `build`, sorted by bytes (like `find | LC_ALL=C sort`).
+pub fn write_dep_list(build: &Path) {
+    let mut deps: Vec<String> = walkdir::WalkDir::new(build)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.path().display().to_string())
+        .filter(|p| p.ends_with(".d") && p.contains("/CMakeFiles/") && p.contains(".dir/"))
+        .collect();
+    deps.sort();
+    let mut text = deps.join("\n");
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    std::fs::write(build.join("deps.txt"), text).unwrap();
+}
+
+/// Runs the whole suite with real ctest; test name → passed. A test that was
+/// not run (missing executable, failed fixture) counts as failed.
+pub fn run_suite(build: &Path, junit: &Path, generator: Generator) -> BTreeMap<String, bool> {
+    let mut cmd = Command::new("ctest");
+    cmd.current_dir(build)
+        .args(["-j2", "--timeout", "60", "--output-junit"])
+        .arg(junit);
+    if generator == Generator::NinjaMultiConfig {
+        cmd.args(["-C", "Debug"]);
+    }
+    // ctest exits non-zero when a test fails; that is a result, not an error.
+    let out = cmd.output().expect("run ctest (apt-get install cmake)");
+    let xml = std::fs::read_to_string(junit).unwrap_or_else(|e| {
+        panic!(
+            "ctest wrote no JUnit file {}: {e}\n{}\n{}",
+            junit.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    parse_junit(&xml)
+}
+
+fn xml_attr(tag: &str, name: &str) -> Option<String> {
+    let key = format!(" {name}=\"");
+    let start = tag.find(&key)? + key.len();
+    let end = start + tag[start..].find('"')?;
+    Some(
+        tag[start..end]
+            .replace("&quot;", "\"")
+            .replace("&apos;", "'")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&"),
+    )
+}
+
+/// `<testcase name="N" ... status="run|fail|notrun|disabled">`: passed iff `run`.
+fn parse_junit(xml: &str) -> BTreeMap<String, bool> {
+    let mut out = BTreeMap::new();
+    for chunk in xml.split("<testcase").skip(1) {
+        let tag = &chunk[..chunk.find('>').expect("unterminated <testcase")];
+        let tag = format!(" {}", tag.trim_start());
+        let name = xml_attr(&tag, "name").expect("testcase without name");
+        let status = xml_attr(&tag, "status").expect("testcase without status");
+        out.insert(name, status == "run");
+    }
+    out
+}
+
+/// The binary under test: `DIFF2TEST_ORACLE_BIN`, or the cargo-built one.
+fn diff2test_bin() -> PathBuf {
+    match std::env::var_os("DIFF2TEST_ORACLE_BIN") {
+        Some(p) => PathBuf::from(p),
+        None => assert_cmd::cargo::cargo_bin("diff2test"),
+    }
+}
+
+fn run_diff2test(args: &[String]) -> Run {
+    let out = Command::new(diff2test_bin())
+        .args(args)
+        .env_remove("CI")
+        .output()
+        .expect("run diff2test");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn git(ctx: &Ctx, args: &[&str]) -> String {
+    run_ok(
+        Command::new("git")
+            .current_dir(&ctx.src)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .args([
+                "-c",
+                "user.name=oracle",
+                "-c",
+                "user.email=oracle@example.invalid",
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args),
+        "git",
+    )
+    .trim()
+    .to_owned()
+}
+
+// ============================================================ shared C++ pieces
+
+const PROLOGUE: &str =
+    "cmake_minimum_required(VERSION 3.22)\nproject(oracle CXX)\nenable_testing()\n";
+
+/// `int main` returning 0 iff `expr` holds (prints what it saw).
+fn main_checking(includes: &str, expr: &str) -> String {
+    format!(
+        "{includes}\n#include <cstdio>\nint main() {{\n  bool ok = ({expr});\n  std::printf(\"{}: %s\\n\", ok ? \"ok\" : \"FAIL\");\n  return ok ? 0 : 1;\n}}\n",
+        expr.replace('"', "\\\"")
+    )
+}
+
+/// Loads a plugin and checks `value()` returns 42.
+const LOAD_H: &str = r#"#pragma once
+#include <dlfcn.h>
+#include <cstdio>
+static int check_plugin(const char* path) {
+  if (!path) { std::fprintf(stderr, "no plugin path\n"); return 2; }
+  void* h = dlopen(path, RTLD_NOW);
+  if (!h) { std::fprintf(stderr, "dlopen %s: %s\n", path, dlerror()); return 3; }
+  using fn = int (*)();
+  fn v = reinterpret_cast<fn>(dlsym(h, "value"));
+  if (!v) { std::fprintf(stderr, "no value() in %s\n", path); return 4; }
+  int got = v();
+  std::printf("%s: value() = %d\n", path, got);
+  return got == 42 ? 0 : 1;
+}
+"#;
+
+const PLUG_V1: &str = "extern \"C\" int value() { return 42; }\n";
+const PLUG_V2: &str = "extern \"C\" int value() { return 7; }\n";
+
+/// Reads argv[1] and compares it with `want`.
+fn file_equals_main(want: &str) -> String {
+    format!(
+        r#"#include <cstdio>
+#include <cstring>
+int main(int argc, char** argv) {{
+  if (argc < 2) return 2;
+  FILE* f = std::fopen(argv[1], "rb");
+  if (!f) {{ std::fprintf(stderr, "cannot open %s\n", argv[1]); return 3; }}
+  char buf[4096];
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  std::printf("read: %s\n", buf);
+  return std::strcmp(buf, "{want}") == 0 ? 0 : 1;
+}}
+"#
+    )
+}
+
+/// Reads argv[1] and checks it contains argv[2].
+const FILE_CONTAINS_MAIN: &str = r#"#include <cstdio>
+#include <cstring>
+#include <string>
+int main(int argc, char** argv) {
+  if (argc < 3) return 2;
+  FILE* f = std::fopen(argv[1], "rb");
+  if (!f) { std::fprintf(stderr, "cannot open %s\n", argv[1]); return 3; }
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  bool ok = text.find(argv[2]) != std::string::npos;
+  std::printf("%s %s %s\n", argv[1], ok ? "contains" : "LACKS", argv[2]);
+  return ok ? 0 : 1;
+}
+"#;
+
+/// Writes `text` to argv[1].
+fn writer_main(text: &str) -> String {
+    format!(
+        r#"#include <cstdio>
+int main(int argc, char** argv) {{
+  if (argc < 2) return 2;
+  FILE* f = std::fopen(argv[1], "wb");
+  if (!f) return 3;
+  std::fputs("{text}", f);
+  return std::fclose(f) == 0 ? 0 : 4;
+}}
+"#
+    )
+}
+
+// ================================================== class 1: fixtures, DEPENDS
+
+fn data_flow_scenario(name: &str, producer: &str, consumer: &str, link: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(writer writer.cpp)\nadd_executable(reader reader.cpp)\n\
+         add_test(NAME {producer} COMMAND writer ${{CMAKE_BINARY_DIR}}/db.txt)\n\
+         add_test(NAME {consumer} COMMAND reader ${{CMAKE_BINARY_DIR}}/db.txt)\n{link}"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("writer.cpp", &writer_main("v1\\n"))
+        .file("reader.cpp", &file_equals_main("v1\\n"))
+        .edit("writer.cpp", &writer_main("v2\\n"))
+}
+
+#[test]
+fn oracle_class01_fixture_setup_feeds_consumer() {
+    let o = data_flow_scenario(
+        "c01-fixtures",
+        "db.setup",
+        "db.read",
+        "set_tests_properties(db.setup PROPERTIES FIXTURES_SETUP db)\n\
+         set_tests_properties(db.read PROPERTIES FIXTURES_REQUIRED db)\n",
+    )
+    .run();
+    o.assert_oracle();
+    o.expect_subset(&["db.setup", "db.read"]);
+}
+
+#[test]
+fn oracle_class01_depends_producer_feeds_consumer() {
+    let o = data_flow_scenario(
+        "c01-depends",
+        "producer",
+        "consumer",
+        "set_tests_properties(consumer PROPERTIES DEPENDS producer)\n",
+    )
+    .run();
+    o.assert_oracle();
+    o.expect_subset(&["producer", "consumer"]);
+}
+
+// ===================================================== class 2: plugin channels
+
+/// One way a test gets at the MODULE `plug` besides test A's argument.
+struct Channel {
+    cmake: String,
+    files: Vec<(&'static str, &'static str)>,
+}
+
+/// A loader executable `exe` and its test `test`. With `deps`, the exe also gets
+/// `add_dependencies(<exe> plug)`: that codemodel edge lets the reverse walk
+/// reach the test through the graph, so the per-channel scenarios leave it out
+/// (the plugin is built by `all` anyway and only needed when the test runs).
+fn loader_exe(exe: &str, test: &str, deps: bool, test_args: &str) -> String {
+    let mut s = format!(
+        "add_executable({exe} {exe}.cpp)\n\
+         target_include_directories({exe} PRIVATE ${{CMAKE_SOURCE_DIR}})\n\
+         target_link_libraries({exe} PRIVATE ${{CMAKE_DL_LIBS}})\n\
+         add_test(NAME {test} COMMAND {exe}{test_args})\n"
+    );
+    if deps {
+        s.push_str(&format!("add_dependencies({exe} plug)\n"));
+    }
+    s
+}
+
+fn channel(test: char, deps: bool) -> Channel {
+    match test {
+        // ENVIRONMENT_MODIFICATION names the plugin; the program dlopen()s getenv("PLUG").
+        'B' => Channel {
+            cmake: format!(
+                "{}set_tests_properties(B PROPERTIES ENVIRONMENT_MODIFICATION \"PLUG=set:$<TARGET_FILE:plug>\")\n",
+                loader_exe("loader_env", "B", deps, "")
+            ),
+            files: vec![(
+                "loader_env.cpp",
+                "#include \"load.h\"\n#include <cstdlib>\nint main() { return check_plugin(std::getenv(\"PLUG\")); }\n",
+            )],
+        },
+        // A build-tree header written by file(GENERATE) holds the path.
+        'C' => Channel {
+            cmake: format!(
+                "file(GENERATE OUTPUT ${{CMAKE_BINARY_DIR}}/gen/plugpath.h CONTENT \"#define PLUG_PATH \\\"$<TARGET_FILE:plug>\\\"\\n\")\n{}\
+                 target_include_directories(loader_gen PRIVATE ${{CMAKE_BINARY_DIR}}/gen)\n",
+                loader_exe("loader_gen", "C", deps, "")
+            ),
+            files: vec![(
+                "loader_gen.cpp",
+                "#include \"load.h\"\n#include \"plugpath.h\"\nint main() { return check_plugin(PLUG_PATH); }\n",
+            )],
+        },
+        // WORKING_DIRECTORY is the plugin's directory; the program dlopen()s "./libplug.so".
+        'D' => Channel {
+            cmake: format!(
+                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/plugins)\n{}",
+                loader_exe(
+                    "loader_cwd",
+                    "D",
+                    deps,
+                    " WORKING_DIRECTORY $<TARGET_FILE_DIR:plug>"
+                )
+            ),
+            files: vec![(
+                "loader_cwd.cpp",
+                "#include \"load.h\"\nint main() { return check_plugin(\"./libplug.so\"); }\n",
+            )],
+        },
+        // A PRIVATE compile definition of a linked STATIC library holds the path.
+        'E' => Channel {
+            cmake: format!(
+                "add_library(pathlib STATIC pathlib.cpp)\n\
+                 target_compile_definitions(pathlib PRIVATE \"PLUG_PATH=\\\"$<TARGET_FILE:plug>\\\"\")\n\
+                 {}{}target_link_libraries(loader_lib PRIVATE pathlib)\n",
+                if deps { "add_dependencies(pathlib plug)\n" } else { "" },
+                loader_exe("loader_lib", "E", deps, "")
+            ),
+            files: vec![
+                ("pathlib.cpp", "const char* plug_path() { return PLUG_PATH; }\n"),
+                (
+                    "loader_lib.cpp",
+                    "#include \"load.h\"\nconst char* plug_path();\nint main() { return check_plugin(plug_path()); }\n",
+                ),
+            ],
+        },
+        // -DPLUG_PATH=... through target_compile_options of the test's own executable.
+        'F' => Channel {
+            cmake: format!(
+                "{}target_compile_options(loader_opt PRIVATE \"-DPLUG_PATH=\\\"$<TARGET_FILE:plug>\\\"\")\n",
+                loader_exe("loader_opt", "F", deps, "")
+            ),
+            files: vec![(
+                "loader_opt.cpp",
+                "#include \"load.h\"\nint main() { return check_plugin(PLUG_PATH); }\n",
+            )],
+        },
+        other => panic!("no channel {other}"),
+    }
+}
+
+/// MODULE `plug` (`value()` is 42, 7 at HEAD) and test A (`loader
+/// $<TARGET_FILE:plug>`, so the plugin *is* named by one test), plus `channels`.
+fn plugin_scenario(name: &str, channels: &[Channel]) -> Scenario {
+    let mut cmake = format!(
+        "{PROLOGUE}add_library(plug MODULE plug.cpp)\n\
+         add_executable(loader loader.cpp)\n\
+         target_link_libraries(loader PRIVATE ${{CMAKE_DL_LIBS}})\n\
+         add_dependencies(loader plug)\n\
+         add_test(NAME A COMMAND loader $<TARGET_FILE:plug>)\n"
+    );
+    for c in channels {
+        cmake.push_str(&c.cmake);
+    }
+    let mut s = Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("load.h", LOAD_H)
+        .file("plug.cpp", PLUG_V1)
+        .file(
+            "loader.cpp",
+            "#include \"load.h\"\nint main(int argc, char** argv) { return check_plugin(argc > 1 ? argv[1] : nullptr); }\n",
+        );
+    for c in channels {
+        for (p, text) in &c.files {
+            s = s.file(p, text);
+        }
+    }
+    s.edit("plug.cpp", PLUG_V2)
+}
+
+#[test]
+fn oracle_class02_plugin_via_environment_modification() {
+    let o = plugin_scenario("c02-env", &[channel('B', false)]).run();
+    o.assert_oracle();
+    o.expect_subset(&["A", "B"]);
+}
+
+#[test]
+fn oracle_class02_plugin_via_generated_header() {
+    let o = plugin_scenario("c02-genheader", &[channel('C', false)]).run();
+    o.assert_oracle();
+    o.expect_subset(&["A", "C"]);
+}
+
+#[test]
+fn oracle_class02_plugin_via_working_directory() {
+    let o = plugin_scenario("c02-cwd", &[channel('D', false)]).run();
+    o.assert_oracle();
+    o.expect_subset(&["A", "D"]);
+}
+
+#[test]
+fn oracle_class02_plugin_via_static_library_definition() {
+    let o = plugin_scenario("c02-libdef", &[channel('E', false)]).run();
+    o.assert_oracle();
+    o.expect_subset(&["A", "E"]);
+}
+
+#[test]
+fn oracle_class02_plugin_via_compile_options() {
+    let o = plugin_scenario("c02-copts", &[channel('F', false)]).run();
+    o.assert_oracle();
+    o.expect_subset(&["A", "F"]);
+}
+
+/// Every channel at once, each exe with `add_dependencies(<exe> plug)`: the
+/// graph edge already reaches them all (a guard that the fix keeps a subset).
+#[test]
+fn oracle_class02_all_channels_with_add_dependencies() {
+    let chans: Vec<Channel> = "BCDEF".chars().map(|c| channel(c, true)).collect();
+    let o = plugin_scenario("c02-all-deps", &chans).run();
+    o.assert_oracle();
+    o.expect_subset(&["A", "B", "C", "D", "E", "F"]);
+}
+
+#[test]
+fn oracle_class02_untested_executables_linking_a_tested_library() {
+    let o = Scenario::new("c02-untested-exes")
+        .file(
+            "CMakeLists.txt",
+            &format!(
+                "{PROLOGUE}add_library(lib STATIC lib.cpp)\n\
+                 add_executable(lib_test lib_test.cpp)\ntarget_link_libraries(lib_test PRIVATE lib)\n\
+                 add_test(NAME lib.t COMMAND lib_test)\n\
+                 add_executable(example example.cpp)\ntarget_link_libraries(example PRIVATE lib)\n\
+                 add_executable(fuzzer fuzzer.cpp)\ntarget_link_libraries(fuzzer PRIVATE lib)\n"
+            ),
+        )
+        .file("lib.cpp", "int lib_value() { return 1; }\n")
+        .file(
+            "lib_test.cpp",
+            &main_checking("int lib_value();", "lib_value() == 1"),
+        )
+        .file(
+            "example.cpp",
+            "#include <cstdio>\nint lib_value();\nint main() { std::printf(\"%d\\n\", lib_value()); }\n",
+        )
+        .file(
+            "fuzzer.cpp",
+            "int lib_value();\nint main() { return lib_value() > 100; }\n",
+        )
+        .edit("lib.cpp", "int lib_value() { return 2; }\n")
+        .run();
+    o.assert_oracle();
+    o.expect_subset(&["lib.t"]);
+}
+
+// ======================================================= class 3: named path
+
+#[test]
+fn oracle_class03_header_named_verbatim_as_test_argument() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(api_compile api_compile.cpp)\n\
+         target_include_directories(api_compile PRIVATE ${{CMAKE_SOURCE_DIR}}/include)\n\
+         add_test(NAME api.compile COMMAND api_compile)\n\
+         add_executable(text_check text_check.cpp)\n\
+         add_test(NAME api.text COMMAND text_check ${{CMAKE_SOURCE_DIR}}/include/api.h API_STABLE_V1)\n"
+    );
+    let o = Scenario::new("c03-named-path")
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "include/api.h",
+            "#pragma once\n// marker: API_STABLE_V1\ninline int api_version() { return 1; }\n",
+        )
+        .file(
+            "api_compile.cpp",
+            &main_checking("#include \"api.h\"", "api_version() == 1"),
+        )
+        .file("text_check.cpp", FILE_CONTAINS_MAIN)
+        .edit(
+            "include/api.h",
+            "#pragma once\n// marker: removed\ninline int api_version() { return 1; }\n",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_subset(&["api.compile", "api.text"]);
+}
+
+// ================================================== class 4: build-tree copies
+
+/// `copy.user` includes `<COPY_NAME>` from `BUILD/sdk/include` only; `direct.user`
+/// includes the source `include/api.h`. Both check `API_VALUE == 1`.
+fn copies_scenario(name: &str, copy_cmake: &str, copy_name: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}{copy_cmake}\
+         add_executable(copy_user copy_user.cpp)\n\
+         target_include_directories(copy_user PRIVATE ${{CMAKE_BINARY_DIR}}/sdk/include)\n\
+         add_test(NAME copy.user COMMAND copy_user)\n\
+         add_executable(direct_user direct_user.cpp)\n\
+         target_include_directories(direct_user PRIVATE ${{CMAKE_SOURCE_DIR}}/include)\n\
+         add_test(NAME direct.user COMMAND direct_user)\n"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("include/api.h", "#pragma once\n#define API_VALUE 1\n")
+        .file(
+            "copy_user.cpp",
+            &main_checking(&format!("#include <{copy_name}>"), "API_VALUE == 1"),
+        )
+        .file(
+            "direct_user.cpp",
+            &main_checking("#include \"api.h\"", "API_VALUE == 1"),
+        )
+        .edit("include/api.h", "#pragma once\n#define API_VALUE 2\n")
+}
+
+#[test]
+fn oracle_class04_file_copy_of_include_dir() {
+    let o = copies_scenario(
+        "c04-file-copy",
+        "file(COPY include/ DESTINATION ${CMAKE_BINARY_DIR}/sdk/include)\n",
+        "api.h",
+    )
+    .run();
+    o.assert_oracle();
+    o.expect_subset(&["copy.user", "direct.user"]);
+}
+
+#[test]
+fn oracle_class04_configure_file_copyonly() {
+    let o = copies_scenario(
+        "c04-configure-copyonly",
+        "configure_file(include/api.h ${CMAKE_BINARY_DIR}/sdk/include/api.h COPYONLY)\n",
+        "api.h",
+    )
+    .run();
+    o.assert_oracle();
+    o.expect_subset_or_fallback(&["copy.user", "direct.user"]);
+}
+
+#[test]
+fn oracle_class04_file_copy_file_renamed() {
+    let o = copies_scenario(
+        "c04-copy-file-renamed",
+        "file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/sdk/include)\n\
+         file(COPY_FILE ${CMAKE_SOURCE_DIR}/include/api.h ${CMAKE_BINARY_DIR}/sdk/include/api_copy.h)\n",
+        "api_copy.h",
+    )
+    .run();
+    o.assert_oracle();
+    o.expect_subset_or_fallback(&["copy.user", "direct.user"]);
+}
+
+#[test]
+fn oracle_class04_configured_header_does_not_cost_the_subset() {
+    let cmake = format!(
+        "{PROLOGUE}set(CFG_VALUE 1)\n\
+         configure_file(config.h.in ${{CMAKE_BINARY_DIR}}/config.h)\n\
+         add_executable(t1 t1.cpp)\n\
+         target_include_directories(t1 PRIVATE ${{CMAKE_BINARY_DIR}})\n\
+         add_test(NAME t1 COMMAND t1)\n\
+         add_executable(t2 t2.cpp)\n\
+         target_include_directories(t2 PRIVATE ${{CMAKE_SOURCE_DIR}})\n\
+         add_test(NAME t2 COMMAND t2)\n"
+    );
+    let o = Scenario::new("c04-configured-guard")
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "config.h.in",
+            "#pragma once\n#define CFG_VALUE @CFG_VALUE@\n",
+        )
+        .file(
+            "t1.cpp",
+            &main_checking("#include \"config.h\"", "CFG_VALUE == 1"),
+        )
+        .file("other.h", "#pragma once\n#define OTHER 1\n")
+        .file(
+            "t2.cpp",
+            &main_checking("#include \"other.h\"", "OTHER == 1"),
+        )
+        .edit("other.h", "#pragma once\n#define OTHER 2\n")
+        .run();
+    o.assert_oracle();
+    o.expect_subset(&["t2"]);
+}
+
+// ============================================================ class 5: -l links
+
+#[test]
+fn oracle_class05_library_linked_by_dash_l_without_a_codemodel_edge() {
+    // No add_dependencies(app foo) and no target name on app's link line: the
+    // codemodel has no app -> foo edge. foo is built first so app links.
+    let cmake = format!(
+        "{PROLOGUE}add_library(foo SHARED foo.cpp)\n\
+         set_target_properties(foo PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}})\n\
+         add_executable(foo_test foo_test.cpp)\n\
+         target_link_libraries(foo_test PRIVATE foo)\n\
+         add_test(NAME foo.t COMMAND foo_test)\n\
+         add_executable(app app.cpp)\n\
+         target_link_directories(app PRIVATE ${{CMAKE_BINARY_DIR}})\n\
+         target_link_libraries(app PRIVATE -lfoo)\n\
+         set_target_properties(app PROPERTIES BUILD_RPATH ${{CMAKE_BINARY_DIR}})\n\
+         add_test(NAME app.t COMMAND app)\n"
+    );
+    let o = Scenario::new("c05-dash-l")
+        .file("CMakeLists.txt", &cmake)
+        .file("foo.cpp", "int foo() { return 1; }\n")
+        .file("foo_test.cpp", &main_checking("int foo();", "foo() == 1"))
+        .file("app.cpp", &main_checking("int foo();", "foo() == 1"))
+        .edit("foo.cpp", "int foo() { return 2; }\n")
+        .build_first("foo")
+        .run();
+    o.assert_oracle();
+    o.expect_subset(&["foo.t", "app.t"]);
+}
+
+// ================================================== class 6: #pragma once twins
+
+const TWIN_A: &str = "#pragma once\n#ifndef TWIN_A\n#define TWIN_A 1\n#endif\n";
+const TWIN_B_BASE: &str = "#pragma once\n#define TWIN_B 1\n";
+
+#[test]
+fn oracle_class06_pragma_once_twin_synced_from_the_other_copy() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(both both.cpp)\n\
+         target_include_directories(both PRIVATE ${{CMAKE_SOURCE_DIR}})\n\
+         add_test(NAME both COMMAND both)\n\
+         add_executable(only_b only_b.cpp)\n\
+         target_include_directories(only_b PRIVATE ${{CMAKE_SOURCE_DIR}})\n\
+         add_test(NAME only_b COMMAND only_b)\n"
+    );
+    let o = Scenario::new("c06-pragma-once-twins")
+        .file("CMakeLists.txt", &cmake)
+        .file("a/twin.h", TWIN_A)
+        .file("b/twin.h", TWIN_B_BASE)
+        .file(
+            "both.cpp",
+            &main_checking(
+                "#include \"a/twin.h\"\n#include \"b/twin.h\"\n#ifndef TWIN_B\n#define TWIN_B 0\n#endif",
+                "TWIN_B == 1",
+            ),
+        )
+        .file(
+            "only_b.cpp",
+            &main_checking(
+                "#include \"b/twin.h\"\n#ifndef TWIN_B\n#define TWIN_B 0\n#endif",
+                "TWIN_B == 1",
+            ),
+        )
+        // Sync one vendored copy onto the other: byte-identical, and (as in a
+        // fresh clone) the same mtime.
+        .copy_onto("a/twin.h", "b/twin.h")
+        .after_edits(|ctx| {
+            let a = ctx.src.join("a/twin.h");
+            let b = ctx.src.join("b/twin.h");
+            let t = filetime::FileTime::from_unix_time(
+                filetime::FileTime::now().unix_seconds() - 60,
+                0,
+            );
+            filetime::set_file_mtime(&a, t).unwrap();
+            filetime::set_file_mtime(&b, t).unwrap();
+            assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        })
+        .after_head_build(|ctx| {
+            let d = std::fs::read_to_string(ctx.build.join("CMakeFiles/both.dir/both.cpp.o.d"))
+                .unwrap();
+            assert!(
+                d.contains("a/twin.h") && !d.contains("b/twin.h"),
+                "scenario precondition: GCC should omit the #pragma once twin b/twin.h from both's .d:\n{d}"
+            );
+        })
+        .run();
+    o.assert_oracle();
+    o.expect_subset(&["both", "only_b"]);
+}
+
+// ============================================= class 7: alias outside the roots
+
+fn outside_alias_scenario(name: &str, with_direct_user: bool) -> Scenario {
+    let mut cmake = format!(
+        "{PROLOGUE}add_executable(t t.cpp)\n\
+         target_include_directories(t PRIVATE @ROOT@/outside/mylib-include)\n\
+         add_test(NAME t.test COMMAND t)\n"
+    );
+    if with_direct_user {
+        cmake.push_str(
+            "add_executable(direct direct.cpp)\n\
+             target_include_directories(direct PRIVATE ${CMAKE_SOURCE_DIR}/include)\n\
+             add_test(NAME direct.test COMMAND direct)\n",
+        );
+    }
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("include/api.h", "#pragma once\n#define API_VALUE 1\n")
+        .file(
+            "t.cpp",
+            &main_checking("#include <api.h>", "API_VALUE == 1"),
+        )
+        .file(
+            "direct.cpp",
+            &main_checking("#include <api.h>", "API_VALUE == 1"),
+        )
+        .after_base_files(|ctx| {
+            std::fs::create_dir_all(ctx.root.join("outside")).unwrap();
+            std::os::unix::fs::symlink(
+                ctx.src.join("include"),
+                ctx.root.join("outside/mylib-include"),
+            )
+            .unwrap();
+        })
+        .after_head_build(|ctx| {
+            let d = std::fs::read_to_string(ctx.build.join("CMakeFiles/t.dir/t.cpp.o.d")).unwrap();
+            assert!(
+                d.contains("outside/mylib-include/api.h"),
+                "scenario precondition: t's .d should name the outside spelling:\n{d}"
+            );
+        })
+        .edit("include/api.h", "#pragma once\n#define API_VALUE 2\n")
+}
+
+#[test]
+fn oracle_class07_include_dir_alias_outside_the_roots() {
+    let o = outside_alias_scenario("c07-outside-alias", false).run();
+    o.assert_oracle();
+    o.expect_subset(&["t.test"]);
+}
+
+#[test]
+fn oracle_class07_include_dir_alias_outside_the_roots_with_a_direct_user() {
+    let o = outside_alias_scenario("c07-outside-alias-direct", true).run();
+    o.assert_oracle();
+    o.expect_subset(&["t.test", "direct.test"]);
+}
+
+// ================================================ class 8: build products read
+
+fn table_scenario(name: &str, extra_cmake: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(gen gen.cpp)\n\
+         add_executable(checker checker.cpp)\n\
+         add_custom_command(OUTPUT ${{CMAKE_BINARY_DIR}}/table.txt\n\
+         \x20 COMMAND gen ${{CMAKE_BINARY_DIR}}/table.txt DEPENDS gen)\n\
+         add_custom_target(table ALL DEPENDS ${{CMAKE_BINARY_DIR}}/table.txt)\n\
+         add_test(NAME gen.run COMMAND gen ${{CMAKE_BINARY_DIR}}/gen-run.txt)\n\
+         add_test(NAME table.check COMMAND checker ${{CMAKE_BINARY_DIR}}/table.txt)\n{extra_cmake}"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("gen.cpp", &writer_main("row 1\\n"))
+        .file("checker.cpp", &file_equals_main("row 1\\n"))
+        .edit("gen.cpp", &writer_main("row 2\\n"))
+}
+
+#[test]
+fn oracle_class08_test_reads_a_file_a_custom_command_generated() {
+    let o = table_scenario("c08-table", "").run();
+    o.assert_oracle();
+    let mut want = vec!["table.check"];
+    if o.changed_results().contains("gen.run") {
+        want.push("gen.run");
+    }
+    o.expect_subset(&want);
+}
+
+#[test]
+fn oracle_class08_test_reads_nm_output_of_a_static_library() {
+    let cmake = format!(
+        "{PROLOGUE}add_library(core STATIC core.cpp)\n\
+         add_executable(core_test core_test.cpp)\n\
+         target_link_libraries(core_test PRIVATE core)\n\
+         add_test(NAME core.t COMMAND core_test)\n\
+         add_custom_command(OUTPUT ${{CMAKE_BINARY_DIR}}/syms.txt\n\
+         \x20 COMMAND sh -c \"nm $<TARGET_FILE:core> > ${{CMAKE_BINARY_DIR}}/syms.txt\"\n\
+         \x20 DEPENDS core VERBATIM)\n\
+         add_custom_target(syms ALL DEPENDS ${{CMAKE_BINARY_DIR}}/syms.txt)\n\
+         add_executable(syms_check syms_check.cpp)\n\
+         add_test(NAME syms.check COMMAND syms_check ${{CMAKE_BINARY_DIR}}/syms.txt core_sym_v1)\n"
+    );
+    let o = Scenario::new("c08-nm")
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "core.cpp",
+            "extern \"C\" int core_sym_v1() { return 1; }\nint core_other() { return 5; }\n",
+        )
+        .file(
+            "core_test.cpp",
+            &main_checking("int core_other();", "core_other() == 5"),
+        )
+        .file("syms_check.cpp", FILE_CONTAINS_MAIN)
+        .edit(
+            "core.cpp",
+            "extern \"C\" int core_sym_v2() { return 1; }\nint core_other() { return 5; }\n",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_subset_or_fallback(&["syms.check"]);
+}
+
+#[test]
+fn oracle_class08_generated_file_with_opaque_select_policy_and_wrapper() {
+    let o = table_scenario(
+        "c08-table-policy",
+        "add_test(NAME wrap COMMAND ${CMAKE_COMMAND} -E env X=1 $<TARGET_FILE:gen> ${CMAKE_BINARY_DIR}/wrap.txt)\n",
+    )
+    .policy("opaque = \"select\"\n")
+    .run();
+    o.assert_oracle();
+    o.expect_subset(&["table.check", "wrap"]);
+}
+
+// ===================================== class 9: artifacts outside the build root
+
+/// `runner SRC/bin/tool` checks what `tool` prints; with `direct`, a second
+/// test `tool.direct` runs `tool` itself (command[0]), so the target is reached.
+fn bin_in_source_scenario(name: &str, direct: bool) -> Scenario {
+    let mut cmake = format!(
+        "{PROLOGUE}set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${{PROJECT_SOURCE_DIR}}/bin)\n\
+         add_executable(tool tool.cpp)\n\
+         add_executable(runner runner.cpp)\n\
+         add_test(NAME tool.via COMMAND runner ${{PROJECT_SOURCE_DIR}}/bin/tool)\n"
+    );
+    if direct {
+        cmake.push_str("add_test(NAME tool.direct COMMAND tool)\n");
+    }
+    let runner = r#"#include <cstdio>
+#include <cstring>
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  FILE* p = popen(argv[1], "r");
+  if (!p) return 3;
+  char buf[256] = {0};
+  size_t n = std::fread(buf, 1, sizeof buf - 1, p);
+  buf[n] = 0;
+  int st = pclose(p);
+  std::printf("%s said: %s\n", argv[1], buf);
+  return st == 0 && std::strcmp(buf, "tool-v1\n") == 0 ? 0 : 1;
+}
+"#;
+    let tool = |v: &str| {
+        format!("#include <cstdio>\nint main() {{ std::puts(\"tool-{v}\"); return 0; }}\n")
+    };
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("runner.cpp", runner)
+        .file("tool.cpp", &tool("v1"))
+        .edit("tool.cpp", &tool("v2"))
+}
+
+#[test]
+fn oracle_class09_runtime_output_directory_in_the_source_tree() {
+    let o = bin_in_source_scenario("c09-bin-in-source", false).run();
+    o.assert_oracle();
+    o.expect_subset(&["tool.via"]);
+}
+
+#[test]
+fn oracle_class09_runtime_output_directory_in_the_source_tree_with_a_direct_test() {
+    let o = bin_in_source_scenario("c09-bin-in-source-direct", true).run();
+    o.assert_oracle();
+    o.expect_subset(&["tool.via", "tool.direct"]);
+}
+
+#[test]
+fn oracle_class09_plugin_named_with_a_double_slash() {
+    let cmake = format!(
+        "{PROLOGUE}add_library(p MODULE p.cpp)\n\
+         set_target_properties(p PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/plugins)\n\
+         add_executable(loader loader.cpp)\n\
+         target_link_libraries(loader PRIVATE ${{CMAKE_DL_LIBS}})\n\
+         add_test(NAME p.named COMMAND loader $<TARGET_FILE:p>)\n\
+         add_test(NAME p.slash COMMAND loader ${{CMAKE_BINARY_DIR}}/plugins//libp.so)\n"
+    );
+    let o = Scenario::new("c09-double-slash")
+        .file("CMakeLists.txt", &cmake)
+        .file("load.h", LOAD_H)
+        .file("p.cpp", PLUG_V1)
+        .file(
+            "loader.cpp",
+            "#include \"load.h\"\nint main(int argc, char** argv) { return check_plugin(argc > 1 ? argv[1] : nullptr); }\n",
+        )
+        .edit("p.cpp", PLUG_V2)
+        .run();
+    o.assert_oracle();
+    o.expect_subset(&["p.named", "p.slash"]);
+}
+
+// ======================================= class 10: prerequisites git does not see
+
+fn ignored_header_scenario(name: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(cfg cfg.cpp)\n\
+         target_include_directories(cfg PRIVATE ${{CMAKE_SOURCE_DIR}})\n\
+         add_test(NAME cfg.t COMMAND cfg)\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME other.t COMMAND other)\n"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file(".gitignore", "config_local.h\n")
+        .file("config_local.h", "#pragma once\n#define CFG_VALUE 1\n")
+        .file(
+            "cfg.cpp",
+            &main_checking("#include \"config_local.h\"", "CFG_VALUE == 1"),
+        )
+        .file("other.cpp", "int main() { return 0; }\n")
+        .after_base_files(|ctx| {
+            git(ctx, &["init", "-q"]);
+            git(ctx, &["add", "-A"]);
+            git(ctx, &["commit", "-q", "-m", "base"]);
+            let ignored = git(ctx, &["status", "--porcelain", "--ignored"]);
+            assert!(
+                ignored.contains("!! config_local.h"),
+                "config_local.h should be ignored: {ignored}"
+            );
+            ctx.set_var("BASE_SHA", &git(ctx, &["rev-parse", "HEAD"]));
+        })
+        .silent_edit("config_local.h", "#pragma once\n#define CFG_VALUE 2\n")
+        .silent_edit("other.cpp", "int main() { return 1; }\n")
+        .no_changed_list()
+}
+
+#[test]
+fn oracle_class10_ignored_header_changed_in_the_working_tree() {
+    let o = ignored_header_scenario("c10-worktree")
+        .arg("--no-ci")
+        .arg("--base")
+        .arg("HEAD")
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "config_local.h");
+}
+
+#[test]
+fn oracle_class10_ignored_header_with_base_and_head_commits() {
+    let o = ignored_header_scenario("c10-commits")
+        .after_edits(|ctx| {
+            git(ctx, &["commit", "-q", "-am", "head"]);
+            ctx.set_var("HEAD_SHA", &git(ctx, &["rev-parse", "HEAD"]));
+        })
+        .arg("--base")
+        .arg("@BASE_SHA@")
+        .arg("--head")
+        .arg("@HEAD_SHA@")
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "config_local.h");
+}
+
+// ================================== class 11: a catalogue that lists nothing
+
+/// One test whose result flips at HEAD.
+fn tiny_scenario(name: &str) -> Scenario {
+    Scenario::new(name)
+        .file(
+            "CMakeLists.txt",
+            &format!("{PROLOGUE}add_executable(t t.cpp)\nadd_test(NAME t.run COMMAND t)\n"),
+        )
+        .file("t.cpp", "int main() { return 0; }\n")
+        .edit("t.cpp", "int main() { return 1; }\n")
+}
+
+#[test]
+fn oracle_class11_multi_config_catalogue_without_dash_c() {
+    let o = tiny_scenario("c11-multi-config")
+        .generator(Generator::NinjaMultiConfig)
+        .after_head_build(|ctx| {
+            let json = std::fs::read_to_string(ctx.build.join("ctest.json")).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            // Record what ctest lists without -C (reported, not required).
+            eprintln!(
+                "[c11-multi-config] catalogue without -C lists {} tests",
+                v["tests"].as_array().map_or(0, |a| a.len())
+            );
+        })
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(4, "-C");
+    assert!(o.run.stdout.is_empty());
+}
+
+#[test]
+fn oracle_class11_catalogue_written_outside_the_build_dir() {
+    let o = tiny_scenario("c11-empty-dir")
+        .after_head_build(|ctx| {
+            let empty = ctx.root.join("empty");
+            std::fs::create_dir_all(&empty).unwrap();
+            write_catalogue(&empty, &ctx.build);
+        })
+        .run();
+    o.assert_oracle();
+    assert_eq!(
+        o.run.code,
+        4,
+        "PRECISION EXPECTATION FAILED (oracle passed): exit 4 is intended\n{}",
+        o.report()
+    );
+}
+
+#[test]
+fn oracle_class11_catalogue_from_another_build_dir() {
+    let o = tiny_scenario("c11-other-build")
+        .after_head_build(|ctx| {
+            let b2 = ctx.root.join("build2");
+            build_tree(&ctx.src, &b2, Generator::Makefiles, &[]);
+            std::fs::copy(b2.join("ctest.json"), ctx.build.join("ctest.json")).unwrap();
+        })
+        .run();
+    o.assert_oracle();
+    assert_eq!(
+        o.run.code,
+        4,
+        "PRECISION EXPECTATION FAILED (oracle passed): exit 4 is intended\n{}",
+        o.report()
+    );
+}
