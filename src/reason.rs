@@ -137,7 +137,7 @@ codes! {
         "a path resolves outside the declared source/build roots";
     // --- graph (contract §4 rows 23-24 and our additions) ---
     RuntimeLoadedTarget => "RUNTIME_LOADED_TARGET", FullSuite,
-        "an affected executable, shared or MODULE library that no test reaches through the graph or its command, environment or compile definitions may still be run or loaded by a test at run time";
+        "a program or library that a test may run or load exists but cannot be read, so which programs and libraries it loads by name is unknown";
     TestReadsUnknownBuildFile => "TEST_READS_UNKNOWN_BUILD_FILE", FullSuite,
         "a test names a build-tree file that a build step wrote after configure and that no target in the evidence produces, so what it depends on is unknown";
     PrereqNotVersioned => "PREREQ_NOT_VERSIONED", FullSuite,
