@@ -61,6 +61,13 @@ pub struct Changed {
     /// Absolute, folded, under the evidence's spelling of the source root
     /// (empty when the path could not be made absolute).
     pub abs: String,
+    /// The policy declaration this path's classification rests on (a
+    /// boundary or data rule that took its gap away, or the script rule of
+    /// the test that runs it).
+    pub declared: Option<crate::policy::Declared>,
+    /// Targets whose compile or link command names this file verbatim (a
+    /// linker script, `-include` file, response file): dependency evidence.
+    pub cmdline_targets: Vec<usize>,
 }
 
 /// File names that are external resources (lockfiles, presets, package managers).
@@ -205,6 +212,8 @@ fn unresolved(display: String, code: Code, evidence: String) -> Changed {
         files: Vec::new(),
         gap: Some(gap),
         abs: String::new(),
+        declared: None,
+        cmdline_targets: Vec::new(),
     }
 }
 
@@ -351,6 +360,8 @@ fn classify_abs(
             files: Vec::new(),
             gap: Some(gap),
             abs: String::new(),
+            declared: None,
+            cmdline_targets: Vec::new(),
         };
     }
     let in_inputs = cmake_inputs.is_some_and(|inputs| inputs.binary_search(&abs).is_ok());
@@ -369,6 +380,8 @@ fn classify_abs(
             files: Vec::new(),
             gap: Some(gap),
             abs: String::new(),
+            declared: None,
+            cmdline_targets: Vec::new(),
         };
     }
     if !exists {
@@ -415,5 +428,7 @@ fn classify_abs(
         files: ids,
         gap: None,
         abs: String::new(),
+        declared: None,
+        cmdline_targets: Vec::new(),
     }
 }

@@ -70,10 +70,10 @@ pub struct Cli {
     /// Configuration to use when the codemodel has several (and the one ctest listed with -C).
     #[arg(long, value_name = "NAME")]
     pub config: Option<String>,
-    /// Output format on stdout: `names` (one per line), `ctest-regex` (one `ctest -R` regex per line) or `json` (a diff2test.plan.v1 plan).
+    /// Output format on stdout: `names` (one per line), `ctest-regex` (one `ctest -R` regex per line) or `json` (a diff2test.plan.v2 plan).
     #[arg(long, value_enum, default_value = "names")]
     pub format: Format,
-    /// Also write a value receipt (diff2test.receipt.v1 JSON) to FILE.
+    /// Also write a value receipt (diff2test.receipt.v2 JSON) to FILE.
     #[arg(long, value_name = "FILE")]
     pub receipt: Option<Utf8PathBuf>,
     /// Selection policy file (default: SRC/diff2test.toml when it exists).
@@ -135,6 +135,10 @@ pub struct Request {
     /// With `--base`: which files the change source vouches for (a change to
     /// any other file would not have been reported).
     pub vouched: Option<crate::vcs::Vouched>,
+    /// `--base`, as given.
+    pub base: Option<String>,
+    /// `--head`, as given.
+    pub head: Option<String>,
 }
 
 impl Request {
@@ -293,6 +297,8 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         format: cli.format,
         limits,
         vouched,
+        base: cli.base.clone(),
+        head: cli.head.clone(),
     })))
 }
 

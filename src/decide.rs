@@ -96,6 +96,10 @@ pub mod select_code {
     pub const NAMES_CHANGED_PATH: &str = "NAMES_CHANGED_PATH";
     /// The test may run or load an affected program or library by name.
     pub const MAY_LOAD_AFFECTED: &str = "MAY_LOAD_AFFECTED";
+    /// A declared `[[data]]` rule lists the test for a changed data path.
+    pub const DECLARED_DATA: &str = "DECLARED_DATA";
+    /// A declared `[[script]]` rule: the test runs the changed script.
+    pub const DECLARED_SCRIPT: &str = "DECLARED_SCRIPT";
     /// Whole-run fallback.
     pub const FULL_SUITE_FALLBACK: &str = "FULL_SUITE_FALLBACK";
     /// Skip argument.
@@ -109,6 +113,8 @@ pub mod select_code {
         TEST_DATA_FLOW,
         NAMES_CHANGED_PATH,
         MAY_LOAD_AFFECTED,
+        DECLARED_DATA,
+        DECLARED_SCRIPT,
         FULL_SUITE_FALLBACK,
         OUTSIDE_TRANSITIVE_IMPACT_SET,
     ];

@@ -649,7 +649,7 @@ pub fn impact(
         }
     }
     for c in changed {
-        if c.files.is_empty() {
+        if c.files.is_empty() && c.cmdline_targets.is_empty() {
             continue;
         }
         // Units listing this file under any of its spellings, in unit order.
@@ -669,7 +669,10 @@ pub fn impact(
             out.direct.push(tu.target);
         }
         let mut starts: Vec<usize> = unit_of_target.keys().copied().collect();
+        starts.extend(c.cmdline_targets.iter().copied());
+        out.direct.extend(c.cmdline_targets.iter().copied());
         starts.sort_unstable();
+        starts.dedup();
         let parent = graph.reverse_bfs(&starts);
         for (t, p) in parent.iter().enumerate() {
             if p.is_none() {
@@ -698,12 +701,22 @@ pub fn impact(
                 }
                 path.reverse();
                 let owner = path[0];
-                let unit = &deps.tus[unit_of_target[&owner]];
+                let (depfile, tu) = match unit_of_target.get(&owner) {
+                    Some(&u) => {
+                        let unit = &deps.tus[u];
+                        (
+                            paths::relative_to(&unit.depfile, &model.build_root),
+                            paths::relative_to(&unit.source, &model.source_root),
+                        )
+                    }
+                    // Named on the owner's compile or link command.
+                    None => (String::new(), String::new()),
+                };
                 out.chains.push(Chain {
                     test: catalogue.tests[ti].name.clone(),
                     changed: c.display.clone(),
-                    depfile: paths::relative_to(&unit.depfile, &model.build_root),
-                    tu: paths::relative_to(&unit.source, &model.source_root),
+                    depfile,
+                    tu,
                     targets: path
                         .iter()
                         .map(|&i| model.targets[i].name.clone())

@@ -11,6 +11,7 @@
 pub mod changes;
 pub mod cli;
 pub mod decide;
+pub mod declare;
 pub mod digest;
 pub mod fasthash;
 pub mod graph;
@@ -129,6 +130,8 @@ pub struct Analysis {
     pub evidence: Vec<(String, String)>,
     /// The policy in force.
     pub policy: Policy,
+    /// Every policy declaration the analysis applied, with what to.
+    pub declarations: Vec<declare::Use>,
 }
 
 /// Steps 2-10 of the decision order. Pure with respect to output.
@@ -204,6 +207,8 @@ fn stop_at_total_limit(
             files: Vec::new(),
             gap: Some(Gap::new(Code::LimitExceeded, format!("{raw}: {why}"))),
             abs: String::new(),
+            declared: None,
+            cmdline_targets: Vec::new(),
         })
         .collect();
     a.evidence = reader.digests();
@@ -234,6 +239,7 @@ fn analyse_evidence(
         affected_dependent: Vec::new(),
         evidence: Vec::new(),
         policy,
+        declarations: Vec::new(),
     };
     // 3-7. The codemodel, with the depfiles (the bulk of the evidence) read
     // at the same time; mapping them to targets waits for the codemodel.
@@ -323,6 +329,16 @@ fn analyse_evidence(
             .and_then(|m| m.modified())
             .ok();
         let lookup = reach::Lookup::new(&graph, listed);
+        let scripts = match declare::map_scripts(&a.policy, &lookup, model, cat, &mut mappings) {
+            Ok((uses, scripts)) => {
+                a.declarations.extend(uses);
+                scripts
+            }
+            Err(msg) => {
+                a.outcome = Outcome::UsageError(msg);
+                return a;
+            }
+        };
         let (reaches, reach_gaps) = reach::extend_mappings(
             &lookup,
             &deps,
@@ -404,6 +420,20 @@ fn analyse_evidence(
             model.cmake_inputs.as_deref(),
             req.limits.max_path_len,
         );
+        let declared_forced =
+            match declare::apply(&mut a.changed, &a.policy, model, cat, &reaches, &scripts) {
+                Ok((f, uses)) => {
+                    a.declarations.extend(uses);
+                    a.declarations.sort();
+                    a.declarations.dedup();
+                    f
+                }
+                Err(msg) => {
+                    a.outcome = Outcome::UsageError(msg);
+                    return a;
+                }
+            };
+        forced.extend(declared_forced);
         decision.extend(a.changed.iter().filter_map(|c| c.gap.clone()));
 
         // 9. Reverse graph walk (only meaningful against a trusted catalogue).
@@ -769,7 +799,11 @@ fn verdicts(
                 .iter()
                 .take_while(|c| mine(&c.test))
                 .map(|c| {
-                    let mut evidence = vec![format!("changed:{}", c.changed), format!("depfile:{}", c.depfile), format!("unit:{}", c.tu)];
+                    let mut evidence = if c.depfile.is_empty() {
+                        vec![format!("changed:{}", c.changed), "command-line:compile or link command".to_owned()]
+                    } else {
+                        vec![format!("changed:{}", c.changed), format!("depfile:{}", c.depfile), format!("unit:{}", c.tu)]
+                    };
                     evidence.extend(c.targets.iter().map(|x| format!("target:{x}")));
                     evidence.push(format!("test:{}", c.test));
                     VerdictReason { code: select_code::AFFECTED_BY_CHANGE.into(), detail: report::chain_text(c), evidence }

@@ -14,6 +14,22 @@
 //! [[rule]]
 //! paths = ["libs/net/**"]      # globs over changed paths relative to the source root
 //! require_labels = ["net"]
+//!
+//! # Declarations (assumptions the user adds to gain precision; each is named
+//! # on stderr and in the plan whenever a decision rests on it):
+//! [[boundary]]                 # paths no build step or test reads
+//! paths = ["docs/**", "*.md"]
+//! why = "documentation only"
+//! [[data]]                     # test data: read only by the tests that name it,
+//! paths = ["tests/data/**"]    # and by the tests / labels listed (both optional)
+//! tests = ["parser.*"]
+//! labels = ["data"]
+//! why = "parser fixtures"
+//! [[script]]                   # tests run through a script or interpreter
+//! tests = ["test*.test"]       # test-name globs
+//! targets = ["test1"]          # what they run (target names), and/or
+//! targets_from_script = true   # the targets whose artifacts the script files name
+//! why = "each script runs the program of its name"
 //! ```
 
 use serde::Deserialize;
@@ -48,6 +64,93 @@ struct RawPolicy {
     always_run: Option<RawAlwaysRun>,
     #[serde(default)]
     rule: Vec<RawRule>,
+    #[serde(default)]
+    boundary: Vec<RawBoundary>,
+    #[serde(default)]
+    data: Vec<RawData>,
+    #[serde(default)]
+    script: Vec<RawScript>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBoundary {
+    paths: Vec<String>,
+    why: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawData {
+    paths: Vec<String>,
+    why: String,
+    #[serde(default)]
+    tests: Vec<String>,
+    #[serde(default)]
+    labels: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScript {
+    tests: Vec<String>,
+    why: String,
+    #[serde(default)]
+    targets: Vec<String>,
+    #[serde(default)]
+    targets_from_script: bool,
+}
+
+/// `[[boundary]]`: paths that no build step or test reads. A changed (or
+/// deleted) path under one does not cost the subset; the plan says the subset
+/// is complete *with declared boundaries*.
+#[derive(Clone, Debug)]
+pub struct Boundary {
+    /// Globs over paths relative to the source root.
+    pub paths: Vec<String>,
+    /// The user's justification (required).
+    pub why: String,
+}
+
+/// `[[data]]`: test data read only by the tests that name it, and by the
+/// tests and labels listed.
+#[derive(Clone, Debug)]
+pub struct DataRule {
+    /// Globs over paths relative to the source root.
+    pub paths: Vec<String>,
+    /// The user's justification (required).
+    pub why: String,
+    /// Test-name globs that read the data too.
+    pub tests: Vec<String>,
+    /// Labels whose tests read the data too.
+    pub labels: Vec<String>,
+}
+
+/// `[[script]]`: what tests that run a script or interpreter run.
+#[derive(Clone, Debug)]
+pub struct ScriptRule {
+    /// Test-name globs.
+    pub tests: Vec<String>,
+    /// The user's justification (required).
+    pub why: String,
+    /// Target names they run.
+    pub targets: Vec<String>,
+    /// Also the targets whose artifacts the script files (source-tree files
+    /// the command names) mention.
+    pub targets_from_script: bool,
+}
+
+/// Which declaration a decision rests on, for stderr and plans.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Declared {
+    /// `boundary`, `data` or `script`.
+    pub kind: &'static str,
+    /// 1-based index among the declarations of that kind.
+    pub rule: usize,
+    /// The glob that matched (or the test-name glob).
+    pub matched: String,
+    /// The user's justification.
+    pub why: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -87,10 +190,75 @@ pub struct Policy {
     pub always_labels: Vec<String>,
     /// Path rules.
     pub rules: Vec<Rule>,
+    /// Declared boundaries.
+    pub boundaries: Vec<Boundary>,
+    /// Declared test-data rules.
+    pub data: Vec<DataRule>,
+    /// Declared scripted tests.
+    pub scripts: Vec<ScriptRule>,
     /// Where the policy came from (`None`: built-in default).
     pub source: Option<String>,
     /// SHA-256 (hex) of the policy file, when there is one.
     pub identity: Option<String>,
+}
+
+impl Policy {
+    /// The first boundary one of `spellings` (relative to the source root) falls under.
+    pub fn boundary_for<'a>(
+        &self,
+        spellings: impl IntoIterator<Item = &'a str> + Clone,
+    ) -> Option<Declared> {
+        self.boundaries.iter().enumerate().find_map(|(i, b)| {
+            let g = spellings
+                .clone()
+                .into_iter()
+                .find_map(|p| b.paths.iter().find(|g| glob_match(g, p)))?;
+            Some(Declared {
+                kind: "boundary",
+                rule: i + 1,
+                matched: g.clone(),
+                why: b.why.clone(),
+            })
+        })
+    }
+
+    /// The first data rule one of `spellings` falls under, with its index.
+    pub fn data_for<'a>(
+        &self,
+        spellings: impl IntoIterator<Item = &'a str> + Clone,
+    ) -> Option<(usize, Declared)> {
+        self.data.iter().enumerate().find_map(|(i, d)| {
+            let g = spellings
+                .clone()
+                .into_iter()
+                .find_map(|p| d.paths.iter().find(|g| glob_match(g, p)))?;
+            Some((
+                i,
+                Declared {
+                    kind: "data",
+                    rule: i + 1,
+                    matched: g.clone(),
+                    why: d.why.clone(),
+                },
+            ))
+        })
+    }
+
+    /// The first script rule whose test-name globs match `test`, with its index.
+    pub fn script_for(&self, test: &str) -> Option<(usize, Declared)> {
+        self.scripts.iter().enumerate().find_map(|(i, s)| {
+            let g = s.tests.iter().find(|g| glob_match(g, test))?;
+            Some((
+                i,
+                Declared {
+                    kind: "script",
+                    rule: i + 1,
+                    matched: g.clone(),
+                    why: s.why.clone(),
+                },
+            ))
+        })
+    }
 }
 
 /// Loads the policy: `explicit` (from `--policy`) must exist; otherwise
@@ -115,7 +283,84 @@ pub fn load(explicit: Option<&str>, source_dir: &str) -> Result<Policy, String> 
             ));
         }
     }
+    let need = |what: &str, ok: bool| -> Result<(), String> {
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("policy {path}: {what}"))
+        }
+    };
+    for b in &raw.boundary {
+        need(
+            "every [[boundary]] needs a non-empty paths list",
+            !b.paths.is_empty(),
+        )?;
+        need(
+            "every [[boundary]] needs a non-empty why",
+            !b.why.trim().is_empty(),
+        )?;
+        need(
+            "a [[boundary]] glob is empty",
+            b.paths.iter().all(|g| !g.is_empty()),
+        )?;
+    }
+    for d in &raw.data {
+        need(
+            "every [[data]] needs a non-empty paths list",
+            !d.paths.is_empty(),
+        )?;
+        need(
+            "every [[data]] needs a non-empty why",
+            !d.why.trim().is_empty(),
+        )?;
+        need(
+            "a [[data]] glob is empty",
+            d.paths.iter().all(|g| !g.is_empty()),
+        )?;
+    }
+    for sc in &raw.script {
+        need(
+            "every [[script]] needs a non-empty tests list",
+            !sc.tests.is_empty(),
+        )?;
+        need(
+            "every [[script]] needs a non-empty why",
+            !sc.why.trim().is_empty(),
+        )?;
+        need(
+            "every [[script]] needs targets or targets_from_script = true",
+            !sc.targets.is_empty() || sc.targets_from_script,
+        )?;
+    }
     Ok(Policy {
+        boundaries: raw
+            .boundary
+            .into_iter()
+            .map(|b| Boundary {
+                paths: b.paths,
+                why: b.why,
+            })
+            .collect(),
+        data: raw
+            .data
+            .into_iter()
+            .map(|d| DataRule {
+                paths: d.paths,
+                why: d.why,
+                tests: d.tests,
+                labels: d.labels,
+            })
+            .collect(),
+        scripts: raw
+            .script
+            .into_iter()
+            .map(|s| ScriptRule {
+                tests: s.tests,
+                why: s.why,
+                targets: s.targets,
+                targets_from_script: s.targets_from_script,
+            })
+            .collect(),
         opaque: raw.opaque.unwrap_or_default(),
         always_tests: always.tests,
         always_labels: always.labels,
@@ -201,6 +446,66 @@ mod tests {
         std::fs::write(&p, "[always_run]\ntest=[\"a\"]\n").unwrap();
         assert!(load(Some(p.to_str().unwrap()), "/x").is_err());
         assert!(load(Some("/nonexistent/p.toml"), "/x").is_err());
+        // Declarations: strict, with a required justification and no empty glob list.
+        for (text, want) in [
+            ("[[boundary]]\npaths=[\"docs/**\"]\nwhy=\"docs\"\n", None),
+            (
+                "[[boundary]]\npaths=[]\nwhy=\"docs\"\n",
+                Some("non-empty paths"),
+            ),
+            (
+                "[[boundary]]\npaths=[\"docs/**\"]\n",
+                Some("missing field `why`"),
+            ),
+            (
+                "[[boundary]]\npaths=[\"docs/**\"]\nwhy=\" \"\n",
+                Some("non-empty why"),
+            ),
+            (
+                "[[boundary]]\npaths=[\"\"]\nwhy=\"x\"\n",
+                Some("glob is empty"),
+            ),
+            (
+                "[[boundary]]\npaths=[\"a\"]\nwhy=\"x\"\nwhy_not=1\n",
+                Some("unknown field"),
+            ),
+            (
+                "[[data]]\npaths=[\"t/**\"]\nwhy=\"d\"\ntests=[\"a*\"]\nlabels=[\"l\"]\n",
+                None,
+            ),
+            ("[[data]]\npaths=[]\nwhy=\"d\"\n", Some("non-empty paths")),
+            (
+                "[[script]]\ntests=[\"t*\"]\ntargets=[\"x\"]\nwhy=\"s\"\n",
+                None,
+            ),
+            (
+                "[[script]]\ntests=[\"t*\"]\nwhy=\"s\"\n",
+                Some("targets or targets_from_script"),
+            ),
+            (
+                "[[script]]\ntests=[]\ntargets_from_script=true\nwhy=\"s\"\n",
+                Some("non-empty tests"),
+            ),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let got = load(Some(p.to_str().unwrap()), "/x");
+            match want {
+                None => assert!(got.is_ok(), "{text}: {got:?}"),
+                Some(w) => assert!(got.as_ref().unwrap_err().contains(w), "{text}: {got:?}"),
+            }
+        }
+        std::fs::write(
+            &p,
+            "[[boundary]]\npaths=[\"*.md\", \"docs/**\"]\nwhy=\"docs\"\n",
+        )
+        .unwrap();
+        let pol = load(Some(p.to_str().unwrap()), "/x").unwrap();
+        let d = pol.boundary_for(["docs/a/b.rst"]).unwrap();
+        assert_eq!(
+            (d.kind, d.rule, d.matched.as_str()),
+            ("boundary", 1, "docs/**")
+        );
+        assert!(pol.boundary_for(["src/a.md"]).is_none());
         assert!(load(None, "/nonexistent").unwrap().source.is_none());
     }
 }

@@ -229,6 +229,39 @@ impl<'g, 'm> Lookup<'g, 'm> {
         }
     }
 
+    /// For a scripted test: the source-tree files its command names (the
+    /// scripts it runs, read but never run) and the targets whose artifacts
+    /// those files name.
+    pub fn script_targets(&self, test: &Test) -> (Vec<usize>, Vec<String>) {
+        let wd = (!test.working_directory.is_empty()).then_some(test.working_directory.as_str());
+        let (src, build) = (&self.model.source_root, &self.model.build_root);
+        let mut files = Vec::new();
+        for arg in test.command.iter().flatten() {
+            for p in Self::path_candidates(arg, wd) {
+                if paths::is_within(&p, src)
+                    && !paths::is_within(&p, build)
+                    && std::fs::metadata(&p).is_ok_and(|m| m.is_file())
+                {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        files.dedup();
+        let mut named = Named::default();
+        for f in &files {
+            if let Ok(bytes) = read_capped(f, 16 << 20) {
+                let text = String::from_utf8_lossy(&bytes);
+                let dir = f.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+                self.scan_text(&text, wd.or(Some(dir)), false, &mut named);
+            }
+        }
+        let mut targets: Vec<usize> = named.targets.into_iter().map(|(t, _)| t).collect();
+        targets.sort_unstable();
+        targets.dedup();
+        (targets, files)
+    }
+
     /// Path candidates in `text`: absolute ones, and relative ones joined to `wd`.
     fn path_candidates(text: &str, wd: Option<&str>) -> Vec<String> {
         let mut out = Vec::new();

@@ -27,7 +27,7 @@ pub enum Format {
     Names,
     /// Anchored, escaped regexes for `ctest -R`, one per line; run ctest once per line.
     CtestRegex,
-    /// A `diff2test.plan.v1` JSON plan.
+    /// A `diff2test.plan.v2` JSON plan.
     Json,
 }
 
@@ -95,6 +95,7 @@ pub fn render(
                 skipped
             );
             write_chains(chains, err);
+            write_declarations(a, err);
             for f in forced {
                 let _ = writeln!(
                     err,
@@ -108,6 +109,9 @@ pub fn render(
         }
         Outcome::FullSuiteSelected { all, gaps } => {
             write_gaps(gaps, err);
+            if req.explain_changes {
+                write_hints(gaps, err);
+            }
             let _ = writeln!(
                 err,
                 "selected all {} tests: a subset cannot be defended",
@@ -206,7 +210,13 @@ fn one_line(s: &str) -> String {
 
 /// The one-line text of a chain (also used as the plan's reason detail).
 pub fn chain_text(c: &Chain) -> String {
-    let mut s = format!("{} -> depfile {} -> unit {}", c.changed, c.depfile, c.tu);
+    // A file named on a compile or link command has no depfile: the chain
+    // starts at the target whose command names it.
+    let mut s = if c.depfile.is_empty() {
+        format!("{} -> named on the compile or link command", c.changed)
+    } else {
+        format!("{} -> depfile {} -> unit {}", c.changed, c.depfile, c.tu)
+    };
     for t in &c.targets {
         s.push_str(" -> target ");
         s.push_str(t);
@@ -219,6 +229,39 @@ pub fn chain_text(c: &Chain) -> String {
 fn write_chains(chains: &[Chain], err: &mut Vec<u8>) {
     for c in chains {
         let _ = writeln!(err, "chain {}: {}", c.test, chain_text(c));
+    }
+}
+
+/// The declared assumptions a subset rests on, one line each:
+/// `assume KIND RULE (GLOB): SUBJECT — WHY`.
+fn write_declarations(a: &Analysis, err: &mut Vec<u8>) {
+    for u in &a.declarations {
+        let d = &u.declared;
+        let kind = match d.kind {
+            "boundary" => "BOUNDARY",
+            "data" => "DATA",
+            _ => "SCRIPT",
+        };
+        let _ = writeln!(
+            err,
+            "assume {kind} {} ({:?}): {} -- why: {}",
+            d.rule,
+            d.matched,
+            one_line(&u.subject),
+            one_line(&d.why)
+        );
+    }
+}
+
+/// For each fallback reason a policy declaration would have avoided: how.
+fn write_hints(gaps: &[Gap], err: &mut Vec<u8>) {
+    let mut seen = std::collections::BTreeSet::new();
+    for g in gaps {
+        if let Some(h) = crate::declare::hint(g) {
+            if seen.insert(h.clone()) {
+                let _ = writeln!(err, "hint {}: {}", g.code.as_str(), one_line(&h));
+            }
+        }
     }
 }
 

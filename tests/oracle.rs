@@ -249,10 +249,14 @@ impl Scenario {
             "[oracle {}] diff2test exit {}\nstdout:\n{}stderr:\n{}",
             self.name, run.code, run.stdout, run.stderr
         );
-        if std::env::var_os("DIFF2TEST_ORACLE_KEEP").is_some() {
+        let dir = if std::env::var_os("DIFF2TEST_ORACLE_KEEP").is_some() {
             eprintln!("[oracle {}] kept {}", self.name, dir.keep().display());
-        }
+            None
+        } else {
+            Some(dir)
+        };
         Outcome {
+            _dir: dir,
             name: self.name,
             ctx,
             base,
@@ -265,6 +269,8 @@ impl Scenario {
 
 /// The two suites' results and the diff2test run.
 pub struct Outcome {
+    /// Keeps the trees until the outcome is dropped (later runs may read them).
+    _dir: Option<tempfile::TempDir>,
     pub name: String,
     pub ctx: Ctx,
     /// test name → passed, at BASE.
@@ -1483,6 +1489,212 @@ fn oracle_class11_catalogue_from_another_build_dir() {
         o.run.code,
         4,
         "PRECISION EXPECTATION FAILED (oracle passed): exit 4 is intended\n{}",
+        o.report()
+    );
+}
+
+// ============================ issue 12: precision on real projects (exact selections)
+
+impl Outcome {
+    /// Precision expectation: exit 0 and exactly `want`.
+    pub fn expect_exact_subset(&self, want: &[&str]) {
+        let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            (self.run.code, self.selected()),
+            (0, want),
+            "PRECISION EXPECTATION FAILED (oracle passed): exactly this subset is intended\n{}",
+            self.report()
+        );
+    }
+}
+
+/// `foo` (SHARED, VERSION/SOVERSION) linked by `app`; `other` does not use it.
+fn versioned_scenario(name: &str) -> Scenario {
+    Scenario::new(name)
+        .file(
+            "CMakeLists.txt",
+            &format!(
+                "{PROLOGUE}add_library(foo SHARED foo.cpp)\n\
+                 set_target_properties(foo PROPERTIES VERSION 1.2.3 SOVERSION 1)\n\
+                 add_executable(app app.cpp)\ntarget_link_libraries(app PRIVATE foo)\n\
+                 add_executable(other other.cpp)\n\
+                 add_test(NAME app.t COMMAND app)\nadd_test(NAME other.t COMMAND other)\n"
+            ),
+        )
+        .file("foo.cpp", "int foo() { return 42; }\n")
+        .file("app.cpp", &main_checking("int foo();", "foo() == 42"))
+        .file("other.cpp", "int main() { return 0; }\n")
+        .edit("foo.cpp", "int foo() { return 7; }\n")
+}
+
+#[test]
+fn precision_versioned_shared_library_gives_chains_and_a_subset() {
+    let o = versioned_scenario("p-versioned").run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["app.t"]);
+    assert!(
+        o.run
+            .stderr
+            .contains("-> target foo -> target app -> test app.t"),
+        "{}",
+        o.report()
+    );
+    assert!(
+        !o.run.stderr.contains("UNKNOWN_LINK_INPUT"),
+        "{}",
+        o.report()
+    );
+}
+
+fn docs_scenario(name: &str) -> Scenario {
+    tiny_scenario(name)
+        .file("README.md", "# readme\n")
+        .file("docs/guide.md", "guide\n")
+        .edit("docs/guide.md", "guide, revised\n")
+}
+
+#[test]
+fn precision_a_doc_change_under_a_boundary_keeps_the_subset_and_names_the_boundary() {
+    let o = docs_scenario("p-boundary")
+        .policy("[[boundary]]\npaths = [\"*.md\", \"docs/**\"]\nwhy = \"documentation: no build step or test reads it\"\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t.run"]);
+    assert!(
+        o.run
+            .stderr
+            .contains("assume BOUNDARY 1 (\"docs/**\"): docs/guide.md -- why: documentation"),
+        "{}",
+        o.report()
+    );
+    // The plan records the declaration and the bounded claim.
+    let mut args = o.args.clone();
+    args.extend(["--format".into(), "json".into()]);
+    let r = common::run_bin(&args, None);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(plan["schema"], "diff2test.plan.v2");
+    assert_eq!(plan["declarations"][0]["declared"]["kind"], "boundary");
+    assert_eq!(plan["declarations"][0]["subject"], "docs/guide.md");
+    assert!(plan["claim"]
+        .as_str()
+        .unwrap()
+        .starts_with("Complete with declared boundaries"));
+}
+
+#[test]
+fn precision_the_same_doc_change_without_a_boundary_is_change_unknown_with_a_hint() {
+    let o = docs_scenario("p-no-boundary")
+        .arg("--explain-changes")
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "reason CHANGE_UNKNOWN: docs/guide.md");
+    assert!(
+        o.run.stderr.contains("hint CHANGE_UNKNOWN: docs/guide.md is in no dependency evidence: declare a [[boundary]]"),
+        "{}",
+        o.report()
+    );
+}
+
+#[test]
+fn precision_a_boundary_over_dependency_evidence_is_a_configuration_error() {
+    let o = docs_scenario("p-boundary-lies")
+        .policy("[[boundary]]\npaths = [\"**\"]\nwhy = \"wrong on purpose\"\n")
+        .run();
+    assert_eq!(o.run.code, 2, "{}", o.report());
+    assert!(o.run.stdout.is_empty());
+    assert!(
+        o.run
+            .stderr
+            .contains("a boundary may only name paths no build step or test reads"),
+        "{}",
+        o.report()
+    );
+}
+
+#[test]
+fn precision_a_data_change_selects_exactly_the_tests_that_name_it() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(eq eq.cpp)\nadd_executable(t t.cpp)\n\
+         add_test(NAME data.a COMMAND eq ${{CMAKE_SOURCE_DIR}}/tests/data/a.txt)\n\
+         add_test(NAME data.b COMMAND eq ${{CMAKE_SOURCE_DIR}}/tests/data/b.txt)\n\
+         add_test(NAME other COMMAND t)\n"
+    );
+    let o = Scenario::new("p-data")
+        .file("CMakeLists.txt", &cmake)
+        .file("eq.cpp", &file_equals_main("ok"))
+        .file("t.cpp", "int main() { return 0; }\n")
+        .file("tests/data/a.txt", "ok")
+        .file("tests/data/b.txt", "ok")
+        .edit("tests/data/a.txt", "not ok")
+        .policy("[[data]]\npaths = [\"tests/data/**\"]\nwhy = \"test inputs, read only by the tests that name them\"\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["data.a"]);
+    assert!(o.run.stderr.contains("assume DATA 1"), "{}", o.report());
+}
+
+fn scripted_scenario(name: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(test1 test1.cpp)\nadd_executable(test2 test2.cpp)\n\
+         add_test(NAME test1 COMMAND sh ${{CMAKE_SOURCE_DIR}}/tests/test1.test WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}})\n\
+         add_test(NAME test2 COMMAND sh ${{CMAKE_SOURCE_DIR}}/tests/test2.test WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}})\n"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("test1.cpp", "int main() { return 0; }\n")
+        .file("test2.cpp", "int main() { return 0; }\n")
+        .file("tests/test1.test", "#!/bin/sh\nexec ./test1\n")
+        .file("tests/test2.test", "#!/bin/sh\nexec ./test2\n")
+        .policy("[[script]]\ntests = [\"test*\"]\ntargets_from_script = true\nwhy = \"each script runs the program it names\"\n")
+}
+
+#[test]
+fn precision_a_scripted_test_is_selected_through_its_target() {
+    let o = scripted_scenario("p-script-target")
+        .edit("test1.cpp", "int main() { return 1; }\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["test1"]);
+    assert!(o.run.stderr.contains("assume SCRIPT 1"), "{}", o.report());
+}
+
+#[test]
+fn precision_a_scripted_test_is_selected_through_its_script() {
+    let o = scripted_scenario("p-script-file")
+        .edit("tests/test2.test", "#!/bin/sh\n./test2 && exit 1\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["test2"]);
+}
+
+#[test]
+fn precision_a_version_script_named_on_the_link_line_is_dependency_evidence() {
+    let cmake = format!(
+        "{PROLOGUE}add_library(foo SHARED foo.cpp)\n\
+         target_link_options(foo PRIVATE -Wl,--version-script=${{CMAKE_CURRENT_SOURCE_DIR}}/foo.map)\n\
+         set_target_properties(foo PROPERTIES LINK_DEPENDS ${{CMAKE_CURRENT_SOURCE_DIR}}/foo.map)\n\
+         add_executable(loader loader.cpp)\ntarget_link_libraries(loader PRIVATE ${{CMAKE_DL_LIBS}})\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME vis.t COMMAND loader $<TARGET_FILE:foo>)\nadd_test(NAME other.t COMMAND other)\n"
+    );
+    let loader = format!(
+        "{LOAD_H}int main(int argc, char** argv) {{ return check_plugin(argc > 1 ? argv[1] : nullptr); }}\n"
+    );
+    let o = Scenario::new("p-version-script")
+        .file("CMakeLists.txt", &cmake)
+        .file("foo.cpp", "extern \"C\" int value() { return 42; }\n")
+        .file("foo.map", "{ global: value; local: *; };\n")
+        .file("loader.cpp", &loader)
+        .file("other.cpp", "int main() { return 0; }\n")
+        .edit("foo.map", "{ global: other_name; local: *; };\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["vis.t"]);
+    assert!(
+        o.run
+            .stderr
+            .contains("foo.map -> named on the compile or link command -> target foo"),
+        "{}",
         o.report()
     );
 }

@@ -1,5 +1,5 @@
-//! Issue 6 on a real build of `fixtures/cmake-project`: the `diff2test.plan.v1`
-//! JSON plan (validated against `schemas/plan-v1.schema.json`), its identities
+//! Issue 6 on a real build of `fixtures/cmake-project`: the `diff2test.plan.v2`
+//! JSON plan (validated against `schemas/plan-v2.schema.json`), its identities
 //! and determinism, the `diff2test.receipt.v1` receipt, the selection policy
 //! (`always_run`, path rules, `opaque = "select" | "full"`) and `--explain`.
 //!
@@ -49,12 +49,12 @@ fn compile(file: &str) -> jsonschema::Validator {
 
 fn plan_validator() -> &'static jsonschema::Validator {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
-    V.get_or_init(|| compile("plan-v1.schema.json"))
+    V.get_or_init(|| compile("plan-v2.schema.json"))
 }
 
 fn receipt_validator() -> &'static jsonschema::Validator {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
-    V.get_or_init(|| compile("receipt-v1.schema.json"))
+    V.get_or_init(|| compile("receipt-v2.schema.json"))
 }
 
 fn schema_errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
@@ -161,7 +161,7 @@ fn check_plan(stdout: &str, registered: Option<&[String]>) -> Value {
         "the plan is not in canonical form (sorted keys, two-space indent, one final newline)"
     );
     assert_valid(plan_validator(), &plan, "the plan");
-    assert_eq!(plan["schema"], "diff2test.plan.v1");
+    assert_eq!(plan["schema"], "diff2test.plan.v2");
     let names: Vec<&str> = tests_of(&plan)
         .iter()
         .map(|t| t["name"].as_str().unwrap())
@@ -268,7 +268,7 @@ fn read_receipt(path: &Path) -> Value {
         .unwrap_or_else(|e| panic!("receipt {} not written: {e}", path.display()));
     let v: Value = serde_json::from_slice(&bytes).unwrap();
     assert_valid(receipt_validator(), &v, "the receipt");
-    assert_eq!(v["schema"], "diff2test.receipt.v1");
+    assert_eq!(v["schema"], "diff2test.receipt.v2");
     v
 }
 
@@ -284,7 +284,7 @@ fn sorted(v: &[&str]) -> Vec<String> {
 fn schemas_are_valid_draft_2020_12_and_match_the_code_vocabulary() {
     plan_validator();
     receipt_validator();
-    let schema = load_schema("plan-v1.schema.json");
+    let schema = load_schema("plan-v2.schema.json");
     let enum_of = |def: &str| -> BTreeSet<String> {
         schema["$defs"][def]["enum"]
             .as_array()
@@ -314,9 +314,52 @@ fn schemas_are_valid_draft_2020_12_and_match_the_code_vocabulary() {
         diff2test::report::plan::PLAN_SCHEMA
     );
     assert_eq!(
-        load_schema("receipt-v1.schema.json")["properties"]["schema"]["const"],
+        load_schema("receipt-v2.schema.json")["properties"]["schema"]["const"],
         diff2test::report::plan::RECEIPT_SCHEMA
     );
+}
+
+/// Compatibility is exact by schema identity (seed 002 §9): v1 stays as it was
+/// published; v2 carries the new members.
+#[test]
+fn v1_schemas_are_kept_unchanged_and_v2_keeps_the_members_ci_scripts_rely_on() {
+    use sha2::Digest as _;
+    for (file, want) in [
+        (
+            "plan-v1.schema.json",
+            "0b0070570512f9a60d316e2181d1324c4d8169b0bbaec41aa607999c5c18a601",
+        ),
+        (
+            "receipt-v1.schema.json",
+            "ce8d2da5d7a3f09296778b862853f209568b55e7cbad3db4c0d58ed01cc35676",
+        ),
+    ] {
+        let bytes = std::fs::read(repo_root().join("schemas").join(file)).unwrap();
+        let got: String = sha2::Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(got, want, "{file} is historical and must not change");
+    }
+    let v2 = load_schema("plan-v2.schema.json");
+    for member in [
+        "schema",
+        "outcome",
+        "input_identity",
+        "plan_identity",
+        "tests",
+    ] {
+        assert!(
+            v2["required"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m == member),
+            "{member}"
+        );
+    }
+    let test = &v2["$defs"]["test"];
+    assert!(test.is_object(), "plan-v2 keeps $defs.test");
 }
 
 // ---------------------------------------------------------------- plans for each outcome
@@ -1271,7 +1314,7 @@ fn schema_and_checker_reject_a_skipped_test_without_its_skip_argument() {
         ),
         (
             "a wrong schema id",
-            mutate(&|p| p["schema"] = "diff2test.plan.v2".into()),
+            mutate(&|p| p["schema"] = "diff2test.plan.v1".into()),
         ),
     ];
     for (why, doc) in &broken {

@@ -119,6 +119,10 @@ pub struct Target {
     /// Include directories of every compile group (absolute, folded), plus
     /// `-I`/`-isystem`/`-iquote`/`-idirafter` directories named in `flags`.
     pub includes: Vec<String>,
+    /// Source-tree files its compile or link command names verbatim (a
+    /// linker or version script, a `-include` file, a response file),
+    /// absolute folded: a change to one changes how the target is built.
+    pub cmdline_files: Vec<String>,
     /// Build-time generated files the target lists (custom command outputs
     /// through their `.rule` pseudo-sources, stamps), absolute folded.
     pub generated: Vec<String>,
@@ -143,6 +147,7 @@ impl Target {
             link_dirs: Vec::new(),
             flags: Vec::new(),
             includes: Vec::new(),
+            cmdline_files: Vec::new(),
             generated: Vec::new(),
         }
     }
@@ -1192,6 +1197,27 @@ fn convert_target(
     let mut generated = generated_files.clone();
     generated.sort();
     generated.dedup();
+    let mut cmdline_files = Vec::new();
+    for word in fragments
+        .iter()
+        .map(|f| &*f.fragment)
+        .chain(flags.iter().map(String::as_str))
+        .flat_map(str::split_ascii_whitespace)
+    {
+        for piece in word.split([',', '=']) {
+            let piece = piece.trim_matches(|c| c == '"' || c == '\'');
+            let piece = piece.strip_prefix('@').unwrap_or(piece);
+            if piece.is_empty() || piece.starts_with('-') || !piece.contains('/') {
+                continue;
+            }
+            let abs = paths::join_fold(&dir_build, piece);
+            if paths::is_within(&abs, source_root) && !paths::is_within(&abs, build_root) {
+                cmdline_files.push(abs);
+            }
+        }
+    }
+    cmdline_files.sort();
+    cmdline_files.dedup();
     let target = Target {
         name: t.name.into_owned(),
         id: t.id.into_owned(),
@@ -1207,6 +1233,7 @@ fn convert_target(
         link_dirs,
         flags,
         includes,
+        cmdline_files,
         generated,
     };
     Ok(Converted {

@@ -8,6 +8,7 @@ pub mod ctest;
 pub mod depfile;
 pub mod depfile_syntax;
 pub mod file_api;
+pub mod ninja_deps;
 
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

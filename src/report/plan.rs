@@ -1,10 +1,11 @@
-//! The `diff2test.plan.v1` plan and `diff2test.receipt.v1` receipt documents.
+//! The `diff2test.plan.v2` plan and `diff2test.receipt.v2` receipt documents.
 //!
 //! Both are built as `serde_json::Value`s, whose objects keep keys sorted, and
 //! every array whose order has no meaning is sorted here, so a plan is
 //! canonical: the same input gives byte-identical output. `plan_identity` is
 //! the SHA-256 of the compact canonical plan with that member omitted.
-//! The schema is `schemas/plan-v1.schema.json`.
+//! The schema is `schemas/plan-v2.schema.json` (`plan-v1.schema.json` is the
+//! historical v1, kept unchanged).
 
 use serde_json::{json, Value};
 
@@ -14,9 +15,9 @@ use crate::digest;
 use crate::Analysis;
 
 /// Schema id of plans.
-pub const PLAN_SCHEMA: &str = "diff2test.plan.v1";
+pub const PLAN_SCHEMA: &str = "diff2test.plan.v2";
 /// Schema id of receipts.
-pub const RECEIPT_SCHEMA: &str = "diff2test.receipt.v1";
+pub const RECEIPT_SCHEMA: &str = "diff2test.receipt.v2";
 
 fn sha(v: &Value) -> String {
     format!("sha256:{}", digest::hex(&digest::sha256(&compact(v))))
@@ -57,10 +58,13 @@ fn counts(a: &Analysis) -> Option<(usize, usize)> {
     }
 }
 
-fn claim(o: &Outcome) -> &'static str {
+fn claim(o: &Outcome, declared: bool) -> &'static str {
     match o {
+        Outcome::SubsetSelected { .. } if declared => {
+            "Complete with declared boundaries: every skipped test's dependency closure (its command target, every artifact, output and directory its command, environment, working directory, required files, closure definitions and build-tree headers name, what its programs' bytes name, and their build dependencies) contains no target reached from the changed paths through complete, detectably fresh compiler dependency evidence under the supported Unix Makefiles model, no skipped test names a changed path, and the changed paths outside that evidence are covered by the policy declarations listed in `declarations`, which this claim assumes to be true. The claim is file-level and bounded by that evidence; it says nothing about whether any test passes."
+        }
         Outcome::SubsetSelected { .. } => {
-            "Every skipped test's dependency closure (its command target, the artifacts its command, environment and compile definitions name, and their build dependencies) contains no target reached from the changed paths through complete, detectably fresh compiler dependency evidence under the supported Unix Makefiles model. The claim is file-level and bounded by that evidence; it says nothing about whether any test passes."
+            "Every skipped test's dependency closure (its command target, every artifact, output and directory its command, environment, working directory, required files, closure definitions and build-tree headers name, what its programs' bytes name, and their build dependencies) contains no target reached from the changed paths through complete, detectably fresh compiler dependency evidence under the supported Unix Makefiles model, and no skipped test names a changed path. The claim is file-level and bounded by that evidence; it says nothing about whether any test passes."
         }
         Outcome::FullSuiteSelected { .. } => {
             "No subset can be defended from the evidence (see fallback_reasons); every registered test is selected."
@@ -72,12 +76,16 @@ fn claim(o: &Outcome) -> &'static str {
     }
 }
 
+fn declared_json(d: &crate::policy::Declared) -> Value {
+    json!({"kind": d.kind, "rule": d.rule, "matched": d.matched, "why": d.why})
+}
+
 /// Builds the plan.
 pub fn plan(a: &Analysis, req: &Request) -> Value {
     let mut change_paths: Vec<Value> = a
         .changed
         .iter()
-        .map(|c| json!({"path": c.display, "class": c.class.as_str(), "evidence": c.evidence, "confidence": if c.gap.is_some() { 0 } else { 1 }}))
+        .map(|c| json!({"path": c.display, "class": c.class.as_str(), "evidence": c.evidence, "confidence": if c.gap.is_some() { 0 } else { 1 }, "declared": c.declared.as_ref().map(declared_json)}))
         .collect();
     change_paths.sort_by(|x, y| x["path"].as_str().cmp(&y["path"].as_str()));
     let mut displays: Vec<&str> = a.changed.iter().map(|c| c.display.as_str()).collect();
@@ -126,12 +134,31 @@ pub fn plan(a: &Analysis, req: &Request) -> Value {
         .iter()
         .map(|(p, h)| json!({"path": p, "sha256": h}))
         .collect();
+    let declarations: Vec<Value> = a
+        .declarations
+        .iter()
+        .map(|u| json!({"declared": declared_json(&u.declared), "subject": u.subject}))
+        .collect();
+    let mut hints: Vec<Value> = match &a.outcome {
+        Outcome::FullSuiteSelected { gaps, .. } => gaps
+            .iter()
+            .filter_map(|g| {
+                crate::declare::hint(g).map(|h| json!({"code": g.code.as_str(), "hint": h}))
+            })
+            .collect(),
+        Outcome::SubsetSelected { .. }
+        | Outcome::FullSuiteRequired { .. }
+        | Outcome::UsageError(_)
+        | Outcome::InternalError(_) => Vec::new(),
+    };
+    hints.sort_by(|x, y| x.to_string().cmp(&y.to_string()));
+    hints.dedup();
     let mut plan = json!({
         "schema": PLAN_SCHEMA,
         "outcome": a.outcome.state(),
         "exit_code": a.outcome.exit_code(),
         "input_identity": input_identity(a, req),
-        "change": {"identity": change_identity, "paths": change_paths},
+        "change": {"identity": change_identity, "paths": change_paths, "base": req.base, "head": req.head},
         "inputs": {
             "source_dir": req.source_dir,
             "build_dir": req.build_dir,
@@ -146,7 +173,9 @@ pub fn plan(a: &Analysis, req: &Request) -> Value {
         "tests": tests,
         "fallback_reasons": fallback,
         "summary": summary,
-        "claim": claim(&a.outcome),
+        "claim": claim(&a.outcome, !a.declarations.is_empty()),
+        "declarations": declarations,
+        "policy_hints": hints,
     });
     let id = sha(&plan);
     if let Value::Object(m) = &mut plan {

@@ -1,0 +1,333 @@
+//! Policy declarations applied to the evidence (issue 12): what the user
+//! declares to gain precision, checked against what the evidence shows.
+//!
+//! * `[[script]]`: a test whose command runs a script or interpreter
+//!   (`TEST_COMMAND_UNMAPPED`) is mapped to the targets the rule names and/or
+//!   the targets whose artifacts the script files mention (read, never run);
+//!   the script files become that test's own: a change to one selects it.
+//! * `[[boundary]]`: an unknown or deleted changed path under a boundary does
+//!   not cost the subset. A boundary that covers dependency evidence, a CMake
+//!   input, an external resource, a file named on a command line or a path a
+//!   test names is a configuration error (`USAGE_ERROR`): the declaration is
+//!   false.
+//! * `[[data]]`: an unknown or deleted changed path under a data rule does not
+//!   cost the subset; the tests that name it (evidence), and the tests and
+//!   labels the rule lists, are selected.
+//!
+//! Besides declarations, one piece of *evidence* lives here: a changed file
+//! that a target's compile or link command names verbatim (a linker or
+//! version script, a `-include` file, a response file) is dependency evidence
+//! for that target. It needs no policy.
+//!
+//! Every declaration a decision rests on is recorded in
+//! [`crate::changes::Changed::declared`] or returned as a [`Use`], so that
+//! stderr and the plan can name it.
+
+use crate::changes::{Changed, Class};
+use crate::decide::{select_code, Forced};
+use crate::graph::TestMapping;
+use crate::ingest::ctest::Catalogue;
+use crate::ingest::file_api::Codemodel;
+use crate::paths;
+use crate::policy::{Declared, Policy};
+use crate::reach::{Lookup, TestReach};
+use crate::reason::Code;
+
+/// One use of a declaration, for stderr and the plan.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Use {
+    /// The declaration.
+    pub declared: Declared,
+    /// What it was applied to (a changed path or a test name), in words.
+    pub subject: String,
+}
+
+/// Maps scripted tests by their `[[script]]` rule. Returns the uses, and
+/// per test the script files (absolute, folded) it runs. An unknown target
+/// name in a rule is a usage error.
+pub fn map_scripts(
+    policy: &Policy,
+    lookup: &Lookup<'_, '_>,
+    model: &Codemodel,
+    catalogue: &Catalogue,
+    mappings: &mut [TestMapping],
+) -> Result<(Vec<Use>, Vec<Vec<String>>), String> {
+    let mut uses = Vec::new();
+    let mut scripts = vec![Vec::new(); catalogue.tests.len()];
+    if policy.scripts.is_empty() {
+        return Ok((uses, scripts));
+    }
+    for (ri, rule) in policy.scripts.iter().enumerate() {
+        for t in &rule.targets {
+            if !model.targets.iter().any(|m| &m.name == t) {
+                return Err(format!(
+                    "policy [[script]] {} names target {t:?}, which is not in the codemodel",
+                    ri + 1
+                ));
+            }
+        }
+    }
+    for (i, (test, m)) in catalogue.tests.iter().zip(mappings.iter_mut()).enumerate() {
+        let TestMapping::Unmapped(gap) = m else {
+            continue;
+        };
+        if gap.code != Code::TestCommandUnmapped {
+            continue;
+        }
+        let Some((ri, declared)) = policy.script_for(&test.name) else {
+            continue;
+        };
+        let rule = &policy.scripts[ri];
+        let mut direct: Vec<usize> = rule
+            .targets
+            .iter()
+            .filter_map(|n| model.targets.iter().position(|t| &t.name == n))
+            .collect();
+        let (found, files) = lookup.script_targets(test);
+        if rule.targets_from_script {
+            direct.extend(found);
+        }
+        direct.sort_unstable();
+        direct.dedup();
+        if direct.is_empty() {
+            continue; // nothing to map it to: it stays unmapped
+        }
+        let names: Vec<&str> = direct
+            .iter()
+            .map(|&t| model.targets[t].name.as_str())
+            .collect();
+        uses.push(Use {
+            declared,
+            subject: format!(
+                "test {:?} runs targets {} and scripts {}",
+                test.name,
+                names.join(", "),
+                if files.is_empty() {
+                    "(none found)".to_owned()
+                } else {
+                    files.join(", ")
+                }
+            ),
+        });
+        scripts[i] = files;
+        *m = TestMapping::Mapped { direct };
+    }
+    Ok((uses, scripts))
+}
+
+/// Applies command-line evidence, boundaries, data rules and script files
+/// to the classified changed paths. Returns the tests selected by data rules
+/// and script files, and the declarations used; a boundary that a piece of
+/// evidence contradicts is a usage error.
+#[allow(clippy::too_many_arguments)]
+pub fn apply(
+    changed: &mut [Changed],
+    policy: &Policy,
+    model: &Codemodel,
+    catalogue: &Catalogue,
+    reaches: &[TestReach],
+    scripts: &[Vec<String>],
+) -> Result<(Vec<Forced>, Vec<Use>), String> {
+    let mut forced = Vec::new();
+    let mut uses = Vec::new();
+    let rel = |p: &str| paths::relative_to(p, &model.source_root);
+    // Global checks: a boundary must not cover a CMake input or a path a test names.
+    for (bi, b) in policy.boundaries.iter().enumerate() {
+        for input in model.cmake_inputs.iter().flatten() {
+            if paths::is_within(input, &model.source_root) {
+                if let Some(g) = b
+                    .paths
+                    .iter()
+                    .find(|g| crate::policy::glob_match(g, &rel(input)))
+                {
+                    return Err(format!(
+                        "policy [[boundary]] {} ({g:?}) covers {}, which is a CMake input: a boundary may only name paths no build step or test reads",
+                        bi + 1,
+                        rel(input)
+                    ));
+                }
+            }
+        }
+        for (test, r) in catalogue.tests.iter().zip(reaches) {
+            for n in r.source.iter().chain(scripts.iter().flatten()) {
+                let rn = rel(n);
+                if rn.is_empty() {
+                    continue; // the source root itself: checked per changed path
+                }
+                if let Some(g) = b.paths.iter().find(|g| crate::policy::glob_match(g, &rn)) {
+                    return Err(format!(
+                        "policy [[boundary]] {} ({g:?}) covers {rn}, which test {:?} names: a boundary may only name paths no build step or test reads",
+                        bi + 1,
+                        test.name
+                    ));
+                }
+            }
+        }
+    }
+    // Files named on compile and link commands.
+    let mut by_cmdline: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for (i, t) in model.targets.iter().enumerate() {
+        for f in &t.cmdline_files {
+            by_cmdline.entry(f.as_str()).or_default().push(i);
+        }
+    }
+    let open = |c: &Changed| {
+        c.class == Class::Unresolved
+            && c.gap
+                .as_ref()
+                .is_some_and(|g| matches!(g.code, Code::ChangeUnknown | Code::ChangeDeleted))
+    };
+    for c in changed.iter_mut() {
+        if c.abs.is_empty() {
+            continue;
+        }
+        if c.gap
+            .as_ref()
+            .is_some_and(|g| g.code == Code::ChangeUnknown)
+        {
+            if let Some(ts) = by_cmdline.get(c.abs.as_str()) {
+                let names: Vec<&str> = ts.iter().map(|&t| model.targets[t].name.as_str()).collect();
+                c.gap = None;
+                c.class = Class::Header;
+                c.evidence = format!(
+                    "named verbatim on the compile or link command of target {}",
+                    names.join(", ")
+                );
+                c.cmdline_targets = ts.clone();
+            }
+        }
+        let spellings: Vec<&str> = std::iter::once(c.display.as_str())
+            .chain(c.real_display.as_deref())
+            .collect();
+        if let Some(d) = policy.boundary_for(spellings.iter().copied()) {
+            let contradiction = match c.class {
+                Class::Source | Class::Header => Some("dependency evidence"),
+                Class::BuildConfig => Some("a CMake input"),
+                Class::External => Some("an external resource"),
+                Class::Unresolved => None,
+            }
+            .map(str::to_owned)
+            .or_else(|| {
+                catalogue.tests.iter().zip(reaches).find_map(|(t, r)| {
+                    r.source
+                        .iter()
+                        .any(|n| *n == c.abs || paths::is_within(&c.abs, n))
+                        .then(|| format!("a path test {:?} names", t.name))
+                })
+            });
+            if let Some(what) = contradiction {
+                return Err(format!(
+                    "policy [[boundary]] {} ({:?}) covers {}, which is {what}: a boundary may only name paths no build step or test reads",
+                    d.rule, d.matched, c.display
+                ));
+            }
+            if open(c) {
+                c.gap = None;
+                c.evidence = format!(
+                    "{}; under declared boundary {} ({:?}): {}",
+                    c.evidence, d.rule, d.matched, d.why
+                );
+                uses.push(Use {
+                    declared: d.clone(),
+                    subject: c.display.clone(),
+                });
+                c.declared = Some(d);
+                continue;
+            }
+        }
+        if !open(c) {
+            continue;
+        }
+        // A script file of a scripted test: that test's own.
+        let runners: Vec<usize> = scripts
+            .iter()
+            .enumerate()
+            .filter(|(_, files)| files.iter().any(|f| *f == c.abs))
+            .map(|(i, _)| i)
+            .collect();
+        if !runners.is_empty() {
+            for &i in &runners {
+                forced.push(Forced {
+                    test: catalogue.tests[i].name.clone(),
+                    code: select_code::DECLARED_SCRIPT,
+                    detail: format!(
+                        "runs changed script {} (declared by a [[script]] rule)",
+                        c.display
+                    ),
+                });
+            }
+            let d = policy
+                .script_for(&catalogue.tests[runners[0]].name)
+                .map(|(_, d)| d);
+            c.gap = None;
+            c.evidence = format!("{}; the script of a declared scripted test", c.evidence);
+            if let Some(d) = d {
+                uses.push(Use {
+                    declared: d.clone(),
+                    subject: c.display.clone(),
+                });
+                c.declared = Some(d);
+            }
+            continue;
+        }
+        if let Some((di, d)) = policy.data_for(spellings.iter().copied()) {
+            let rule = &policy.data[di];
+            for t in &catalogue.tests {
+                let by_name = rule
+                    .tests
+                    .iter()
+                    .find(|g| crate::policy::glob_match(g, &t.name));
+                let by_label = rule.labels.iter().find(|l| t.labels.contains(l));
+                if let Some(why) = by_name
+                    .map(|g| format!("test-name glob {g:?}"))
+                    .or(by_label.map(|l| format!("label {l:?}")))
+                {
+                    forced.push(Forced {
+                        test: t.name.clone(),
+                        code: select_code::DECLARED_DATA,
+                        detail: format!(
+                            "changed data {} falls under [[data]] {} ({:?}), which lists it by {why}",
+                            c.display, d.rule, d.matched
+                        ),
+                    });
+                }
+            }
+            c.gap = None;
+            c.evidence = format!(
+                "{}; under declared data rule {} ({:?}): read only by the tests that name it{}: {}",
+                c.evidence,
+                d.rule,
+                d.matched,
+                if rule.tests.is_empty() && rule.labels.is_empty() {
+                    ""
+                } else {
+                    " and the tests it lists"
+                },
+                d.why
+            );
+            uses.push(Use {
+                declared: d.clone(),
+                subject: c.display.clone(),
+            });
+            c.declared = Some(d);
+        }
+    }
+    uses.sort();
+    uses.dedup();
+    Ok((forced, uses))
+}
+
+/// The declaration that would have avoided a fallback reason, when one
+/// would (`--explain-changes` and plans): `(code, declaration hint)`.
+pub fn hint(g: &crate::reason::Gap) -> Option<String> {
+    let subject = g.detail.split(": ").next().unwrap_or(&g.detail);
+    match g.code {
+        Code::ChangeUnknown | Code::ChangeDeleted => Some(format!(
+            "{subject} is in no dependency evidence: declare a [[boundary]] if no build step or test reads it, or a [[data]] rule if only the tests that name it (or tests you list) read it"
+        )),
+        Code::TestCommandUnmapped => Some(format!(
+            "{subject}: declare a [[script]] rule (tests = [name glob], targets = [...] or targets_from_script = true) if you know what the script runs"
+        )),
+        _ => None,
+    }
+}
