@@ -411,7 +411,7 @@ fn classify_abs(
     };
     let mut evidence = evidence.to_owned();
     if !alike.is_empty() {
-        let names: Vec<&str> = alike.iter().map(|&(_, ref p)| p.as_str()).collect();
+        let names: Vec<&str> = alike.iter().map(|(_, p)| p.as_str()).collect();
         evidence.push_str(&format!(
             "; also reaches every unit listing {} (same bytes, or a build-tree file of the same name: a #pragma once twin GCC may have left out, or a configure-time copy)",
             names.join(", ")

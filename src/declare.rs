@@ -242,7 +242,7 @@ pub fn apply(
         let runners: Vec<usize> = scripts
             .iter()
             .enumerate()
-            .filter(|(_, files)| files.iter().any(|f| *f == c.abs))
+            .filter(|(_, files)| files.contains(&c.abs))
             .map(|(i, _)| i)
             .collect();
         if !runners.is_empty() {

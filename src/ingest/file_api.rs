@@ -1140,8 +1140,7 @@ fn convert_target(
                 link_dirs.push(paths::join_fold(&dir_build, dir));
             } else if let Some(dirs) = word.strip_prefix("-Wl,") {
                 // -Wl,-L/dir,-lfoo and -Wl,-rpath,/dir: the linker sees each comma part.
-                let mut parts = dirs.split(',').peekable();
-                while let Some(p) = parts.next() {
+                for p in dirs.split(',') {
                     if let Some(name) = p.strip_prefix("-l").filter(|n| !n.is_empty()) {
                         link_names.push(name.to_owned());
                     } else if let Some(dir) = p.strip_prefix("-L").filter(|d| !d.is_empty()) {

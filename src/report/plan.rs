@@ -151,7 +151,7 @@ pub fn plan(a: &Analysis, req: &Request) -> Value {
         | Outcome::UsageError(_)
         | Outcome::InternalError(_) => Vec::new(),
     };
-    hints.sort_by(|x, y| x.to_string().cmp(&y.to_string()));
+    hints.sort_by_key(|h| h.to_string());
     hints.dedup();
     let mut plan = json!({
         "schema": PLAN_SCHEMA,
