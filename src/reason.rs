@@ -122,6 +122,10 @@ codes! {
         "a project prerequisite is newer than the dependency file that lists it";
     DepCoverageIncomplete => "DEP_COVERAGE_INCOMPLETE", FullSuite,
         "a compiled translation unit has no dependency file in the list";
+    DepsLogMalformed => "DEPS_LOG_MALFORMED", FullSuite,
+        "a ninja deps log (.ninja_deps) in the dependency list has an unsupported version, a bad checksum, an undefined id or a truncated record";
+    DepsLogMissing => "DEPS_LOG_MISSING", FullSuite,
+        "the build uses a Ninja generator, which folds compiler depfiles into BUILD/.ninja_deps, and the dependency list names no deps log (add BUILD/.ninja_deps to it)";
     // --- changed paths (contract §4 rows 20-22, 25) ---
     ChangeUnknown => "CHANGE_UNKNOWN", FullSuite,
         "a changed path is not in the dependency evidence; it may feed generation, configuration or a test at run time";

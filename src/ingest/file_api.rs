@@ -733,21 +733,23 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         files_read: Vec::new(),
     };
     let index: RawIndex = ctx.read_json(&index_name, Code::FileApiReplyMissing)?;
-    if index.cmake.generator.name != "Unix Makefiles" {
+    let generator = index.cmake.generator.name.as_str();
+    if !matches!(generator, "Unix Makefiles" | "Ninja" | "Ninja Multi-Config") {
         gaps.push(Gap::new(
             Code::UnsupportedGenerator,
             format!(
-                "the build tree uses the {:?} generator",
-                index.cmake.generator.name
+                "the build tree uses the {generator:?} generator (supported: Unix Makefiles, Ninja, Ninja Multi-Config)"
             ),
         ));
-    }
-    if index.cmake.generator.multi_config == Some(true) {
+    } else if index.cmake.generator.multi_config == Some(true) && generator != "Ninja Multi-Config"
+    {
         gaps.push(Gap::new(
             Code::UnsupportedGenerator,
-            "the build tree uses a multi-config generator",
+            format!("the build tree uses the multi-config generator {generator:?}"),
         ));
     }
+    // Makefiles link in the target's build directory; Ninja from the top of the build tree.
+    let link_from_top = generator.starts_with("Ninja");
     let cm_file = find_object(&index, "codemodel", 2)?.ok_or_else(|| {
         Gap::new(
             Code::FileApiReplyMissing,
@@ -906,7 +908,13 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
                     ),
                 ));
             }
-            let mut c = convert_target(t, &r.json_file, roots, &id_to_index, &abstract_ids)?;
+            let mut c = convert_target(
+                t,
+                &r.json_file,
+                roots,
+                (&id_to_index, &abstract_ids),
+                link_from_top,
+            )?;
             c.files_read = local.files_read;
             Ok(c)
         })
@@ -1052,8 +1060,8 @@ fn convert_target(
     t: RawTarget<'_>,
     file: &str,
     (source_root, build_root): (&str, &str),
-    id_to_index: &FastMap<&str, usize>,
-    abstract_ids: &FastSet<&str>,
+    (id_to_index, abstract_ids): (&FastMap<&str, usize>, &FastSet<&str>),
+    link_from_top: bool,
 ) -> Result<Converted, Gap> {
     let mut gaps = Vec::new();
     let mut generated_files = Vec::new();
@@ -1125,6 +1133,12 @@ fn convert_target(
         .collect();
     let dir_build = paths::join_fold(build_root, &t.paths.build);
     let fragments = t.link.and_then(|l| l.command_fragments).unwrap_or_default();
+    // The directory the linker runs in: relative link fragments start there.
+    let link_dir: &str = if link_from_top {
+        build_root
+    } else {
+        &dir_build
+    };
     let mut link_paths = Vec::new();
     let mut link_names = Vec::new();
     let mut link_dirs = Vec::new();
@@ -1137,23 +1151,23 @@ fn convert_target(
             if let Some(name) = word.strip_prefix("-l").filter(|n| !n.is_empty()) {
                 link_names.push(name.to_owned());
             } else if let Some(dir) = word.strip_prefix("-L").filter(|d| !d.is_empty()) {
-                link_dirs.push(paths::join_fold(&dir_build, dir));
+                link_dirs.push(paths::join_fold(link_dir, dir));
             } else if let Some(dirs) = word.strip_prefix("-Wl,") {
                 // -Wl,-L/dir,-lfoo and -Wl,-rpath,/dir: the linker sees each comma part.
                 for p in dirs.split(',') {
                     if let Some(name) = p.strip_prefix("-l").filter(|n| !n.is_empty()) {
                         link_names.push(name.to_owned());
                     } else if let Some(dir) = p.strip_prefix("-L").filter(|d| !d.is_empty()) {
-                        link_dirs.push(paths::join_fold(&dir_build, dir));
+                        link_dirs.push(paths::join_fold(link_dir, dir));
                     } else if !p.starts_with('-') && looks_like_library(p) {
                         // -Wl,--whole-archive,libx.a; not an option's argument (-rpath,DIR)
-                        link_paths.push(paths::join_fold(&dir_build, p));
+                        link_paths.push(paths::join_fold(link_dir, p));
                     }
                 }
             } else if role == Some("libraries") && !word.starts_with('-') && !word.is_empty() {
-                link_paths.push(paths::join_fold(&dir_build, word));
+                link_paths.push(paths::join_fold(link_dir, word));
             } else if role == Some("libraryPath") && !word.starts_with('-') && !word.is_empty() {
-                link_dirs.push(paths::join_fold(&dir_build, word));
+                link_dirs.push(paths::join_fold(link_dir, word));
             }
         }
     }
