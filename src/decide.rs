@@ -157,7 +157,9 @@ impl Decision {
         chains: Vec<Chain>,
         mut forced: Vec<Forced>,
     ) -> Outcome {
-        self.gaps.sort();
+        // Root cause first (Code::rank), then by code and detail.
+        self.gaps
+            .sort_by(|a, b| (a.code.rank(), a).cmp(&(b.code.rank(), b)));
         self.gaps.dedup();
         let untrusted = self
             .gaps
@@ -234,6 +236,30 @@ mod tests {
 
         let o = Decision::default().finish(None, vec![], vec![], vec![]);
         assert_eq!(o.exit_code(), 70);
+    }
+
+    #[test]
+    fn the_root_cause_comes_first() {
+        let mut d = Decision::default();
+        d.require_full(Gap::new(Code::ChangeUnknown, "README.md"));
+        d.require_full(Gap::new(Code::DepCoverageIncomplete, "a.cpp"));
+        d.require_full(Gap::new(Code::UnsupportedGenerator, "Xcode"));
+        d.require_full(Gap::new(Code::TestCommandUnmapped, "t"));
+        let Outcome::FullSuiteSelected { gaps, .. } =
+            d.finish(Some(vec!["t".into()]), vec![], vec![], vec![])
+        else {
+            panic!("full suite expected");
+        };
+        let codes: Vec<&str> = gaps.iter().map(|g| g.code.as_str()).collect();
+        assert_eq!(
+            codes,
+            [
+                "UNSUPPORTED_GENERATOR",
+                "DEP_COVERAGE_INCOMPLETE",
+                "CHANGE_UNKNOWN",
+                "TEST_COMMAND_UNMAPPED"
+            ]
+        );
     }
 
     #[test]

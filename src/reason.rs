@@ -158,6 +158,70 @@ codes! {
         "the CTest catalogue exceeded a configured size limit, so the suite cannot be enumerated";
 }
 
+impl Code {
+    /// What the user must fix first comes first (contract §7): 0 = the setup
+    /// (a catalogue, reply, generator, configuration or dependency list that
+    /// is missing, foreign or unsupported; a limit; the policy), 1 = evidence
+    /// that is stale, inconsistent or incomplete (rebuild), 2 = the change
+    /// itself, 3 = one test or target the model cannot see through.
+    pub fn rank(self) -> u8 {
+        use Code::*;
+        match self {
+            CtestUnreadable
+            | CtestMalformed
+            | CtestUnsupportedVersion
+            | CtestDuplicateName
+            | CtestEmptyName
+            | CtestSuspiciousName
+            | CtestNoTestfile
+            | CtestCatalogueEmpty
+            | CtestCatalogueForeign
+            | CtestConfigMissing
+            | CtestLimitExceeded
+            | FileApiReplyMissing
+            | FileApiUnsupportedVersion
+            | RootMismatch
+            | ConfigAmbiguous
+            | ConfigNotFound
+            | UnsupportedGenerator
+            | DepListUnreadable
+            | DepsLogMissing
+            | LimitExceeded
+            | PolicyLabelUncovered
+            | PolicyTestUnknown => 0,
+            FileApiIndexAmbiguous
+            | FileApiReplyStale
+            | FileApiMalformed
+            | TargetObjectMissing
+            | TargetDependencyUnknown
+            | DepFileUnreadable
+            | DepFileMalformed
+            | DepFileDuplicate
+            | DepFileUnmapped
+            | DepPrereqUninspectable
+            | DepEvidenceStale
+            | DepCoverageIncomplete
+            | DepsLogMalformed => 1,
+            ChangeUnknown
+            | ChangeDeleted
+            | ChangeBuildConfig
+            | ChangeExternalResource
+            | ChangeNotUtf8
+            | PathEscapesRoot
+            | PrereqNotVersioned => 2,
+            TestCommandMissing
+            | TestCommandUnmapped
+            | TestCommandAmbiguous
+            | TestConfigMismatch
+            | GeneratedSource
+            | UnknownLinkInput
+            | UnsupportedLanguage
+            | RuntimeLoadedTarget
+            | TestReadsUnknownBuildFile => 3,
+        }
+    }
+}
+
 /// One concrete reason why a subset cannot be defended: a code plus the exact
 /// path or name involved.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

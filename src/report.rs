@@ -266,11 +266,12 @@ fn write_hints(gaps: &[Gap], err: &mut Vec<u8>) {
 }
 
 fn write_gaps(gaps: &[Gap], err: &mut Vec<u8>) {
+    // Root cause first (the order `Decision::finish` gave them), each code's lines together.
     let mut by_code: BTreeMap<_, Vec<&Gap>> = BTreeMap::new();
     for g in gaps {
-        by_code.entry(g.code).or_default().push(g);
+        by_code.entry((g.code.rank(), g.code)).or_default().push(g);
     }
-    for (code, list) in by_code {
+    for ((_, code), list) in by_code {
         for g in list.iter().take(MAX_REASONS_PER_CODE) {
             let _ = writeln!(err, "reason {}: {}", code.as_str(), one_line(&g.detail));
         }
