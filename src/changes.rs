@@ -127,6 +127,11 @@ fn twins_and_copies(
         return Vec::new();
     };
     let size = meta.len();
+    let secs = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::SystemTime::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs());
     let name = abs.rsplit('/').next().unwrap_or("");
     let mut content: Option<Option<Vec<u8>>> = None;
     let mut out = Vec::new();
@@ -135,8 +140,18 @@ fn twins_and_copies(
         if ids.contains(&id) || ev.id_of(f) != Some(id) {
             continue; // itself, or a file no unit lists
         }
-        let same_name = paths::is_within(f, build_root) && f.rsplit('/').next() == Some(name);
-        let same_size = ev.sizes.get(id as usize).copied().flatten() == Some(size);
+        let in_build = paths::is_within(f, build_root);
+        let same_name = in_build && f.rsplit('/').next() == Some(name);
+        // GCC skips a `#pragma once` twin only when size, mtime (seconds)
+        // and bytes all agree; a file of unknown mtime counts as agreeing.
+        // A build-tree copy (configure_file, file(COPY_FILE)) may carry any
+        // mtime: for those the size and bytes decide.
+        let same_size = ev.sizes.get(id as usize).copied().flatten() == Some(size)
+            && (in_build
+                || match (ev.mtime_secs.get(id as usize).copied().flatten(), secs) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => true,
+                });
         if !same_name && !same_size {
             continue;
         }

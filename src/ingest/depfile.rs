@@ -63,6 +63,10 @@ pub struct DepEvidence {
     pub generated_includes: Vec<(usize, String)>,
     /// `sizes[id]`: the file's size when it was stat'ed for freshness.
     pub sizes: Vec<Option<u64>>,
+    /// `mtime_secs[id]`: its modification time in whole seconds (what GCC
+    /// compares, with the size and then the bytes, to skip a `#pragma once`
+    /// twin); `None` when unknown.
+    pub mtime_secs: Vec<Option<u64>>,
 }
 
 impl DepEvidence {
@@ -1204,7 +1208,20 @@ impl Pending<'_, '_> {
         let mut ev = DepEvidence::default();
         let list = job.list();
         let mut gaps = list.gaps.clone();
+        let no_log_gap = || {
+            Gap::new(
+                Code::DepsLogMissing,
+                format!(
+                    "the build uses the {:?} generator, which folds compiler depfiles into BUILD/.ninja_deps, and {} names no deps log: add {}/.ninja_deps to it",
+                    model.generator, job.dep_list, model.build_root
+                ),
+            )
+        };
+        let ninja = model.generator.starts_with("Ninja");
         if list.failed {
+            if ninja {
+                gaps.push(no_log_gap());
+            }
             return (ev, gaps);
         }
         let entries = &list.entries;
@@ -1282,18 +1299,11 @@ impl Pending<'_, '_> {
         ev.files = files;
         logs.extend(again.logs);
         let (mut ev, mut gaps) = audit(model, entries, units, (stats, &hashes), clean, ev, gaps);
+        if ninja && logs.is_empty() {
+            gaps.push(no_log_gap());
+        }
         for (path, bytes, mtime) in logs {
             merge_deps_log(&mut ev, &mut gaps, model, &path, &bytes, mtime, max_path);
-        }
-        let ninja = model.generator.starts_with("Ninja");
-        if ninja && !entries.is_empty() && ev.tus.iter().all(|t| !t.depfile.contains(" record ")) {
-            gaps.push(Gap::new(
-                Code::DepsLogMissing,
-                format!(
-                    "the build uses the {:?} generator, which folds compiler depfiles into BUILD/.ninja_deps, and {} names no deps log: add {}/.ninja_deps to it",
-                    model.generator, job.dep_list, model.build_root
-                ),
-            ));
         }
         (ev, gaps)
     }
@@ -1393,6 +1403,14 @@ fn audit(
     }
     ev.by_path = by_path;
     ev.sizes = stats.iter().map(|st| st.size).collect();
+    ev.mtime_secs = stats
+        .iter()
+        .map(|st| {
+            st.mtime
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs())
+        })
+        .collect();
     // Aliases: the real spelling of files reached through symlinks inside the tree.
     for (id, st) in stats.into_iter().enumerate() {
         if let Some(real) = st.real.filter(|_| listed(id)) {
