@@ -15,20 +15,28 @@ use crate::paths;
 use crate::report::Format;
 
 const AFTER_HELP: &str = "\
-Exit codes: 0 SUBSET_SELECTED, 2 USAGE_ERROR, 3 FULL_SUITE_SELECTED, 4 FULL_SUITE_REQUIRED, 70 INTERNAL_ERROR.
+Exit codes: 0 SUBSET_SELECTED, 2 USAGE_ERROR, 3 FULL_SUITE_SELECTED, 4 FULL_SUITE_REQUIRED,
+5 SETUP_ERROR (only with --fail-on-setup-error: the fallback's root cause is the setup), 70 INTERNAL_ERROR.
 stdout carries only test names (or ctest regexes); stderr starts with the outcome state, then evidence chains or reasons.
 
-Example:
-  find build -path '*/CMakeFiles/*.dir/*' -name '*.d' > build/deps.txt
+Example (relative dep-list entries are relative to BUILD, so list absolute paths):
+  find \"$PWD/build\" -path '*/CMakeFiles/*.dir/*' -name '*.d' > build/deps.txt
+  echo \"$PWD/build/.ninja_deps\" >> build/deps.txt    # Ninja generators only
   (cd build && ctest --show-only=json-v1 > ctest.json)
   diff2test --source-dir . --build-dir build --ctest-json build/ctest.json \\
             --dep-list build/deps.txt --changed src/core.hpp --format names
   diff2test ... --changed-from changed.txt --format json --receipt receipt.json
   diff2test ... --changed src/core.hpp --explain core.add";
 
+/// `--version`: the tool's version and the document schemas it writes.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (plan diff2test.plan.v2, receipt diff2test.receipt.v2)"
+);
+
 /// diff2test: which CTest tests must run for a change, from static CMake evidence.
 #[derive(Parser, Debug)]
-#[command(name = "diff2test", version, about, after_help = AFTER_HELP)]
+#[command(name = "diff2test", version = VERSION, about, after_help = AFTER_HELP)]
 #[command(group(clap::ArgGroup::new("change_source").required(true).args(["changed", "changed_from", "base"])))]
 pub struct Cli {
     /// Top source directory the build was configured from (CMAKE_SOURCE_DIR).
@@ -57,6 +65,10 @@ pub struct Cli {
     /// Head revision for --base.
     #[arg(long, value_name = "REV", requires = "base")]
     pub head: Option<String>,
+    /// With --base: compare from the merge base of --base and --head (or HEAD), computed
+    /// in-process, as a pull request does (`git diff BASE...HEAD`).
+    #[arg(long, requires = "base")]
+    pub merge_base: bool,
     /// CI mode (also on when the environment has CI=true): the working tree is never read as a
     /// change source; only --base with --head, or an explicit list, is accepted.
     #[arg(long, conflicts_with = "no_ci")]
@@ -70,9 +82,24 @@ pub struct Cli {
     /// Configuration to use when the codemodel has several (and the one ctest listed with -C).
     #[arg(long, value_name = "NAME")]
     pub config: Option<String>,
-    /// Output format on stdout: `names` (one per line), `ctest-regex` (one `ctest -R` regex per line) or `json` (a diff2test.plan.v2 plan).
+    /// Output format on stdout: `names` (one per line), `ctest-regex` (one `ctest -R` regex per
+    /// line), `json` (a diff2test.plan.v2 plan) or `markdown` (a CI step summary: state, counts,
+    /// the selected tests with one-line reasons, fallback reasons with remedies).
     #[arg(long, value_enum, default_value = "names")]
     pub format: Format,
+    /// Write what stdout would carry to FILE instead (written whole, or not at all).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<Utf8PathBuf>,
+    /// Print only shard K of N (1 <= K <= N) of the selection: a deterministic split by test
+    /// name (tests that hand each other data stay in one shard); the N shards are disjoint and
+    /// together are the selection.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Exit 5 (SETUP_ERROR) instead of 3 or 4 when the fallback's root cause is the setup (a
+    /// missing or foreign input, an unsupported generator, an empty dependency list, a wrong
+    /// --config), so CI fails fast; stdout and stderr are unchanged.
+    #[arg(long)]
+    pub fail_on_setup_error: bool,
     /// Also write a value receipt (diff2test.receipt.v2 JSON) to FILE.
     #[arg(long, value_name = "FILE")]
     pub receipt: Option<Utf8PathBuf>,
@@ -139,6 +166,12 @@ pub struct Request {
     pub base: Option<String>,
     /// `--head`, as given.
     pub head: Option<String>,
+    /// `--output`, absolute.
+    pub output: Option<String>,
+    /// `--shard K/N` as (K, N), 1-based.
+    pub shard: Option<(usize, usize)>,
+    /// `--fail-on-setup-error`.
+    pub fail_on_setup_error: bool,
 }
 
 impl Request {
@@ -149,7 +182,7 @@ impl Request {
 
     /// Plans and explanations need per-test verdicts.
     pub fn needs_verdicts(&self) -> bool {
-        self.format == Format::Json || !self.explain.is_empty()
+        self.format == Format::Json || self.format == Format::Markdown || !self.explain.is_empty()
     }
 }
 
@@ -194,6 +227,37 @@ fn split_changed(bytes: Vec<u8>, nul: bool) -> Vec<OsString> {
         .collect()
 }
 
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("--shard {s:?}: expected K/N with 1 <= K <= N (e.g. 2/4)");
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let (k, n): (usize, usize) = (k.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+    if k == 0 || n == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+/// clap's error as one line: its message and the lines that complete it (the
+/// missing arguments, a tip), without the usage block.
+fn clap_message(text: &str) -> String {
+    let mut parts = Vec::new();
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with("Usage:") || l.starts_with("For more information") {
+            break;
+        }
+        if !l.is_empty() {
+            parts.push(l.trim_start_matches("error: ").to_owned());
+        }
+    }
+    let msg = parts.join(" ");
+    if msg.is_empty() {
+        "invalid arguments (see diff2test --help)".into()
+    } else {
+        format!("{msg} (see diff2test --help)")
+    }
+}
+
 /// Parses arguments. Errors are one-line usage messages.
 pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String> {
     let cli = match Cli::try_parse_from(args) {
@@ -204,13 +268,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
                     Ok(Parsed::Info(e.to_string()))
                 }
-                _ => Err(e
-                    .to_string()
-                    .lines()
-                    .next()
-                    .unwrap_or("invalid arguments")
-                    .trim_start_matches("error: ")
-                    .to_owned()),
+                _ => Err(clap_message(&e.to_string())),
             };
         }
     };
@@ -233,14 +291,37 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         if ci && cli.head.is_none() {
             return Err("CI mode (--ci or CI=true) never reads the working tree: pass --head REV with --base, or an explicit list (--no-ci to override)".into());
         }
+        let base_rev = if cli.merge_base {
+            crate::vcs::merge_base(
+                std::path::Path::new(&source_dir),
+                base,
+                cli.head.as_deref().unwrap_or("HEAD"),
+            )
+            .map_err(|e| format!("cannot compute the merge base: {e}"))?
+        } else {
+            base.clone()
+        };
         let (changes, v) = crate::vcs::changes_with_vouched(
             std::path::Path::new(&source_dir),
-            base,
+            &base_rev,
             cli.head.as_deref(),
         )
         .map_err(|e| format!("cannot compute the change set: {e}"))?;
         vouched = Some(v);
-        changed.extend(changes.into_iter().map(|c| c.path.into_os_string()));
+        // Working tree: an in-source build dir that git does not ignore holds
+        // build products, not changes (thousands of them on a real project).
+        let in_build = |c: &crate::vcs::VcsChange| {
+            cli.head.is_none()
+                && c.path
+                    .to_str()
+                    .is_some_and(|p| paths::is_within(&paths::fold(p), &build_dir))
+        };
+        changed.extend(
+            changes
+                .into_iter()
+                .filter(|c| !in_build(c))
+                .map(|c| c.path.into_os_string()),
+        );
         if changed.is_empty() {
             return Err(format!(
                 "no changed paths between {base} and {} (an empty change set is not an analysis request)",
@@ -266,6 +347,12 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
             "no changed paths given (an empty change set is not an analysis request)".into(),
         );
     }
+    let output = cli
+        .output
+        .as_ref()
+        .map(|p| file("--output", Some(p.clone())))
+        .transpose()?;
+    let shard = cli.shard.as_deref().map(parse_shard).transpose()?;
     let d = Limits::default();
     let limits = Limits {
         max_file_bytes: cli.max_file_bytes.unwrap_or(d.max_file_bytes),
@@ -299,6 +386,9 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         vouched,
         base: cli.base.clone(),
         head: cli.head.clone(),
+        output,
+        shard,
+        fail_on_setup_error: cli.fail_on_setup_error,
     })))
 }
 

@@ -18,6 +18,9 @@ pub mod exit {
     pub const FULL_SUITE_SELECTED: u8 = 3;
     /// FULL_SUITE_REQUIRED
     pub const FULL_SUITE_REQUIRED: u8 = 4;
+    /// SETUP_ERROR: only with `--fail-on-setup-error`, a fallback (3 or 4)
+    /// whose root cause is the setup; stdout and stderr are those of 3 or 4.
+    pub const SETUP_ERROR: u8 = 5;
     /// INTERNAL_ERROR (including a panic)
     pub const INTERNAL_ERROR: u8 = 70;
 }

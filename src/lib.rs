@@ -99,12 +99,45 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
         panic!("deliberate panic from DIFF2TEST_TEST_HOOK_PANIC");
     }
     let analysis = analyse_request(&req, policy);
-    match report::render(&analysis, &req, out, err) {
-        Ok(()) => analysis.outcome.exit_code(),
-        Err(msg) => {
+    if let Err(msg) = report::render(&analysis, &req, out, err) {
+        out.clear();
+        err.clear();
+        return usage(msg, err);
+    }
+    if let Some(path) = &req.output {
+        // Written whole (a temporary file renamed into place) or not at all.
+        let tmp = format!("{path}.diff2test-tmp");
+        let written = std::fs::write(&tmp, &*out).and_then(|_| std::fs::rename(&tmp, path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
             out.clear();
             err.clear();
-            usage(msg, err)
+            return usage(format!("--output {path}: {e}"), err);
+        }
+        out.clear();
+    }
+    let code = analysis.outcome.exit_code();
+    if req.fail_on_setup_error && setup_error(&analysis.outcome) {
+        let _ = writeln!(
+            err,
+            "exit {}: --fail-on-setup-error: the fallback's root cause is the setup, not the change",
+            decide::exit::SETUP_ERROR
+        );
+        return decide::exit::SETUP_ERROR;
+    }
+    code
+}
+
+/// A fallback whose root cause is the setup (a rank-0 reason: missing,
+/// foreign or unsupported input, generator, configuration, dependency list,
+/// limit or policy), not the change.
+fn setup_error(o: &Outcome) -> bool {
+    match o {
+        Outcome::FullSuiteSelected { gaps, .. } | Outcome::FullSuiteRequired { gaps } => {
+            gaps.iter().any(|g| g.code.rank() == 0)
+        }
+        Outcome::SubsetSelected { .. } | Outcome::UsageError(_) | Outcome::InternalError(_) => {
+            false
         }
     }
 }
@@ -132,6 +165,10 @@ pub struct Analysis {
     pub policy: Policy,
     /// Every policy declaration the analysis applied, with what to.
     pub declarations: Vec<declare::Use>,
+    /// Test name → the key of its data-flow group (fixtures, DEPENDS,
+    /// RESOURCE_LOCK), for tests in a group of two or more: `--shard` keeps a
+    /// group in one shard.
+    pub flow_groups: std::collections::BTreeMap<String, String>,
 }
 
 /// Steps 2-10 of the decision order. Pure with respect to output.
@@ -240,6 +277,7 @@ fn analyse_evidence(
         evidence: Vec::new(),
         policy,
         declarations: Vec::new(),
+        flow_groups: Default::default(),
     };
     // 3-7. The codemodel, with the depfiles (the bulk of the evidence) read
     // at the same time; mapping them to targets waits for the codemodel.
@@ -276,6 +314,9 @@ fn analyse_evidence(
         };
         let all: Option<Vec<String>> =
             catalogue.map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
+        if let Some(c) = catalogue {
+            a.flow_groups = reach::flow_groups(c);
+        }
         let fa = ingest::file_api::load(
             reader,
             &ingest::file_api::Request {

@@ -875,6 +875,69 @@ fn scan_binary(
     Ok(())
 }
 
+/// Test name → the smallest name of its data-flow group (tests linked by a
+/// fixture, DEPENDS or RESOURCE_LOCK), for every test in a group of two or more.
+pub fn flow_groups(catalogue: &Catalogue) -> std::collections::BTreeMap<String, String> {
+    let tests = &catalogue.tests;
+    let index: FastMap<&str, usize> = tests
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
+    let mut parent: Vec<usize> = (0..tests.len()).collect();
+    fn root(p: &mut [usize], mut i: usize) -> usize {
+        while p[i] != i {
+            p[i] = p[p[i]];
+            i = p[i];
+        }
+        i
+    }
+    let mut by_key: FastMap<String, usize> = FastMap::default();
+    for (i, t) in tests.iter().enumerate() {
+        let keys = t
+            .fixtures_setup
+            .iter()
+            .chain(&t.fixtures_cleanup)
+            .chain(&t.fixtures_required)
+            .map(|f| format!("fixture:{f}"))
+            .chain(t.resource_lock.iter().map(|r| format!("lock:{r}")))
+            .chain(
+                t.depends
+                    .iter()
+                    .filter(|d| index.contains_key(d.as_str()))
+                    .map(|d| format!("test:{d}")),
+            );
+        for k in keys {
+            let j = match k.strip_prefix("test:") {
+                Some(d) => index[d],
+                None => *by_key.entry(k).or_insert(i),
+            };
+            let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+            if a != b {
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    let mut members: FastMap<usize, Vec<usize>> = FastMap::default();
+    for i in 0..tests.len() {
+        let r = root(&mut parent, i);
+        members.entry(r).or_default().push(i);
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for group in members.values().filter(|g| g.len() > 1) {
+        let key = group
+            .iter()
+            .map(|&i| tests[i].name.as_str())
+            .min()
+            .unwrap_or("")
+            .to_owned();
+        for &i in group {
+            out.insert(tests[i].name.clone(), key.clone());
+        }
+    }
+    out
+}
+
 /// One test selected because another selected test's data reaches it.
 #[derive(Clone, Debug)]
 pub struct Flow {

@@ -159,6 +159,60 @@ codes! {
 }
 
 impl Code {
+    /// What to do about it, in one line (printed once per code on stderr,
+    /// shown in the markdown summary, listed in SAFETY-CONTRACT.md).
+    pub fn remedy(self) -> &'static str {
+        use Code::*;
+        match self {
+            CtestUnreadable => "write the catalogue in the build dir: (cd BUILD && ctest --show-only=json-v1 > ctest.json), and pass that file to --ctest-json",
+            CtestMalformed => "re-list the catalogue with ctest --show-only=json-v1 (stdout only, nothing else appended)",
+            CtestUnsupportedVersion => "use a ctest whose --show-only=json-v1 writes ctestInfo major version 1 (CMake 3.14 to 4.x)",
+            CtestDuplicateName | CtestEmptyName => "give every add_test a unique, non-empty NAME",
+            CtestSuspiciousName => "rename the test: no leading or trailing whitespace and no control characters",
+            CtestNoTestfile => "run ctest --show-only=json-v1 inside the configured build dir (it must hold CTestTestfile.cmake)",
+            CtestCatalogueEmpty | CtestCatalogueForeign => "list the catalogue in this build dir: (cd BUILD && ctest [-C <config>] --show-only=json-v1 > ctest.json)",
+            CtestConfigMissing => "list the catalogue of one configuration: (cd BUILD && ctest -C <config> --show-only=json-v1) and pass --config <config>",
+            CtestLimitExceeded => "raise --max-tests (or --max-file-bytes) if the catalogue is genuine",
+            TestCommandMissing => "build every test's executable before listing the catalogue (ctest leaves out the command of an unbuilt one)",
+            TestCommandUnmapped => "run the test's executable target directly (add_test(NAME n COMMAND target ...)), or declare what its script runs with a [[script]] rule, or use opaque = \"select\"",
+            TestCommandAmbiguous => "give each executable target its own output path",
+            TestConfigMismatch => "pass --config with the configuration ctest -C listed",
+            FileApiReplyMissing => "write the query before configuring: mkdir -p BUILD/.cmake/api/v1/query && touch BUILD/.cmake/api/v1/query/codemodel-v2 BUILD/.cmake/api/v1/query/cmakeFiles-v1, then re-run cmake",
+            FileApiIndexAmbiguous => "re-run cmake once and wait for it to finish before analysing",
+            FileApiReplyStale => "re-run cmake (the last configure failed or its inputs changed since)",
+            FileApiMalformed | TargetObjectMissing => "re-run cmake to rewrite the File API reply",
+            FileApiUnsupportedVersion => "use CMake 3.20 to 4.x (codemodel major 2, cmakeFiles major 1)",
+            RootMismatch => "pass the --source-dir and --build-dir the build was configured with",
+            ConfigAmbiguous => "pass --config <name> (and list the catalogue with ctest -C <name>)",
+            ConfigNotFound => "pass --config with one of the configurations the reply lists (see the reason)",
+            TargetDependencyUnknown => "re-run cmake; if it persists, the reply is damaged",
+            GeneratedSource => "nothing to configure: a test depends on code generated at build time (use opaque = \"select\" to force only those tests)",
+            UnknownLinkInput => "build the library as a target of this project, or link it by an imported target the codemodel shows",
+            UnsupportedLanguage => "nothing to configure: only C and C++ units have trusted dependency evidence",
+            UnsupportedGenerator => "configure with -G \"Unix Makefiles\", -G Ninja or -G \"Ninja Multi-Config\"",
+            DepListUnreadable => "write the dependency list after the build: Makefiles: find \"$PWD/BUILD\" -path '*/CMakeFiles/*.dir/*' -name '*.d' > deps.txt; Ninja: add echo \"$PWD/BUILD/.ninja_deps\"",
+            DepFileUnreadable | DepFileMalformed => "rebuild, then regenerate the dependency list (a listed file is missing or damaged)",
+            DepFileDuplicate => "list each dependency file once",
+            DepFileUnmapped => "list only the compilers' .d files under BUILD/CMakeFiles/<target>.dir/ (absolute paths), and BUILD/.ninja_deps for Ninja",
+            DepPrereqUninspectable | DepEvidenceStale => "rebuild before running diff2test (the evidence is older than the sources)",
+            DepCoverageIncomplete => "build every target tests can run or load, then regenerate the dependency list",
+            DepsLogMalformed => "rebuild with ninja (ninja -t recompact rewrites the log), then run diff2test",
+            DepsLogMissing => "add BUILD/.ninja_deps to the dependency list (absolute path)",
+            ChangeUnknown => "declare a [[boundary]] (no build step or test reads it) or a [[data]] rule for such paths, if that is true",
+            ChangeDeleted => "nothing to fix: a deleted path cannot be mapped (declare a [[boundary]] if no build step or test read it)",
+            ChangeBuildConfig => "nothing to fix: a CMake edit can change any test (run the full suite)",
+            ChangeExternalResource => "nothing to fix: a dependency manifest or preset changed (run the full suite)",
+            ChangeNotUtf8 => "rename the path to valid UTF-8",
+            PathEscapesRoot => "pass changed paths inside --source-dir (relative to it, or absolute)",
+            RuntimeLoadedTarget => "make the named program or library readable by the user running diff2test",
+            TestReadsUnknownBuildFile => "produce the file with add_custom_command(OUTPUT ...) so the codemodel shows its producer, or use opaque = \"select\"",
+            PrereqNotVersioned => "track the file in git, or pass the change set explicitly (--changed/--changed-from)",
+            PolicyLabelUncovered => "label at least one test with the required label, or fix the policy rule",
+            PolicyTestUnknown => "fix the test name in always_run.tests",
+            LimitExceeded => "raise the limit named in the reason if the input is genuine",
+        }
+    }
+
     /// What the user must fix first comes first (contract §7): 0 = the setup
     /// (a catalogue, reply, generator, configuration or dependency list that
     /// is missing, foreign or unsupported; a limit; the policy), 1 = evidence
@@ -264,6 +318,15 @@ mod tests {
                 "{s}"
             );
             assert!(!c.explanation().is_empty());
+        }
+    }
+
+    #[test]
+    fn every_code_has_a_one_line_remedy() {
+        for c in Code::ALL {
+            let r = c.remedy();
+            assert!(!r.trim().is_empty(), "{} has no remedy", c.as_str());
+            assert!(!r.contains('\n'), "{}'s remedy is not one line", c.as_str());
         }
     }
 

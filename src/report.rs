@@ -9,6 +9,7 @@
 #![deny(clippy::wildcard_enum_match_arm)]
 
 pub mod ctest_regex;
+pub mod markdown;
 pub mod plan;
 
 use std::collections::BTreeMap;
@@ -29,6 +30,9 @@ pub enum Format {
     CtestRegex,
     /// A `diff2test.plan.v2` JSON plan.
     Json,
+    /// A markdown summary for CI step summaries: the state on its first line, counts, the
+    /// selected tests with one-line reasons, fallback reasons with their remedies.
+    Markdown,
 }
 
 /// At most this many reasons per code are listed; the rest are counted.
@@ -127,10 +131,42 @@ pub fn render(
         // Written by render_state_only above.
         Outcome::UsageError(_) | Outcome::InternalError(_) => None,
     };
-    if !req.explain.is_empty() {
+    let sharded: Option<Vec<String>> = match (req.shard, selection) {
+        (Some((k, n)), Some(sel)) => {
+            let mine: Vec<String> = sel
+                .iter()
+                .filter(|t| shard_of(a, t, n) == k - 1)
+                .cloned()
+                .collect();
+            let _ = writeln!(
+                err,
+                "shard {k}/{n}: {} of the {} selected tests",
+                mine.len(),
+                sel.len()
+            );
+            Some(mine)
+        }
+        _ => None,
+    };
+    let selection: Option<&[String]> = sharded.as_deref().or(selection);
+    if !req.explain.is_empty() && req.format == Format::Json {
+        let mut v = Vec::new();
+        for name in &req.explain {
+            let t = a
+                .verdicts
+                .iter()
+                .find(|v| &v.name == name)
+                .ok_or_else(|| format!("--explain {name:?}: no such registered test"))?;
+            v.push(plan::test_json(t));
+        }
+        let doc = serde_json::json!({"outcome": a.outcome.state(), "tests": v});
+        out.extend_from_slice(&plan::to_pretty(&doc));
+        out.push(b'\n');
+    } else if !req.explain.is_empty() {
         explain(a, &req.explain, out)?;
     } else {
         match req.format {
+            Format::Markdown => markdown::write(a, selection, req.shard, out),
             Format::Names => {
                 for n in selection.unwrap_or(&[]) {
                     let _ = writeln!(out, "{n}");
@@ -154,7 +190,7 @@ pub fn render(
         }
     }
     if let Some(path) = &req.receipt {
-        let receipt = plan::receipt(a);
+        let receipt = plan::receipt(a, req);
         let mut bytes = plan::to_pretty(&receipt);
         bytes.push(b'\n');
         std::fs::write(path, bytes).map_err(|e| format!("--receipt {path}: {e}"))?;
@@ -200,7 +236,21 @@ fn explain(a: &Analysis, names: &[String], out: &mut Vec<u8>) -> Result<(), Stri
     Ok(())
 }
 
-fn one_line(s: &str) -> String {
+/// The shard (0-based, of `n`) of test `name`: tests that hand each other
+/// data (`Analysis::flow_groups`) go by their group's key, others by their
+/// own name; the key's FNV-1a 64-bit hash modulo `n`. Stable across runs,
+/// machines and catalogue order.
+pub fn shard_of(a: &Analysis, name: &str, n: usize) -> usize {
+    let key = a.flow_groups.get(name).map(String::as_str).unwrap_or(name);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    (h % n as u64) as usize
+}
+
+pub(crate) fn one_line(s: &str) -> String {
     s.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
@@ -271,7 +321,9 @@ fn write_gaps(gaps: &[Gap], err: &mut Vec<u8>) {
     for g in gaps {
         by_code.entry((g.code.rank(), g.code)).or_default().push(g);
     }
+    let mut codes = Vec::new();
     for ((_, code), list) in by_code {
+        codes.push(code);
         for g in list.iter().take(MAX_REASONS_PER_CODE) {
             let _ = writeln!(err, "reason {}: {}", code.as_str(), one_line(&g.detail));
         }
@@ -283,5 +335,9 @@ fn write_gaps(gaps: &[Gap], err: &mut Vec<u8>) {
                 list.len() - MAX_REASONS_PER_CODE
             );
         }
+    }
+    // What to do, once per code, root cause first.
+    for code in codes {
+        let _ = writeln!(err, "remedy {}: {}", code.as_str(), code.remedy());
     }
 }

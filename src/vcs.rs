@@ -340,7 +340,7 @@ fn workdir_of(repo: &gix::Repository) -> Option<PathBuf> {
 fn resolve_tree(repo: &gix::Repository, rev: &str) -> Result<ObjectId, VcsError> {
     let unresolved = |detail: String| VcsError::UnresolvedRevision {
         rev: rev.to_string(),
-        detail,
+        detail: with_shallow_hint(repo, detail),
     };
     if rev.is_empty() {
         return Err(unresolved("empty revision".into()));
@@ -945,4 +945,49 @@ fn hash_file(kind: gix::hash::Kind, path: &Path) -> Option<ObjectId> {
         &interrupt,
     )
     .ok()
+}
+
+/// The merge base of `a` and `b` (as `git merge-base a b` would give it),
+/// computed in-process, as a full commit id. A pull request's change set is
+/// `merge_base(base, head)..head`.
+pub fn merge_base(source_dir: &Path, a: &str, b: &str) -> Result<String, VcsError> {
+    let repo = discover(source_dir)?;
+    let commit_of = |rev: &str| -> Result<ObjectId, VcsError> {
+        let unresolved = |detail: String| VcsError::UnresolvedRevision {
+            rev: rev.to_string(),
+            detail: with_shallow_hint(&repo, detail),
+        };
+        let id = repo
+            .rev_parse_single(rev)
+            .map_err(|e| unresolved(e.to_string()))?;
+        let object = id
+            .object()
+            .map_err(|e| unresolved(format!("object {id} is not available: {e}")))?;
+        let commit = object
+            .peel_to_commit()
+            .map_err(|e| unresolved(format!("{id} is not a commit: {e}")))?;
+        Ok(commit.id)
+    };
+    let (x, y) = (commit_of(a)?, commit_of(b)?);
+    let base = repo
+        .merge_base(x, y)
+        .map_err(|e| VcsError::UnresolvedRevision {
+            rev: format!("{a}...{b}"),
+            detail: with_shallow_hint(&repo, format!("no merge base: {e}")),
+        })?;
+    base.map(|id| id.to_string())
+        .ok_or_else(|| VcsError::UnresolvedRevision {
+            rev: format!("{a}...{b}"),
+            detail: with_shallow_hint(&repo, "the two revisions share no history".into()),
+        })
+}
+
+/// Adds what to do when the repository is a shallow clone (actions/checkout's
+/// default depth 1 has no history to compare with).
+fn with_shallow_hint(repo: &gix::Repository, detail: String) -> String {
+    if repo.is_shallow().unwrap_or(false) {
+        format!("{detail} (this is a shallow clone: fetch the history, e.g. actions/checkout with fetch-depth: 0, or git fetch --unshallow)")
+    } else {
+        detail
+    }
 }

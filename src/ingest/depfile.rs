@@ -1018,7 +1018,15 @@ impl Mapper<'_> {
         let target = match model.object_owner(d) {
             Ok(t) => t,
             Err(why) => {
-                return Mapped::Unmapped(Gap::new(Code::DepFileUnmapped, format!("{d} {why}")))
+                if std::fs::symlink_metadata(d).is_err() {
+                    return Mapped::Unmapped(Gap::new(
+                        Code::DepFileUnreadable,
+                        format!(
+                            "{d} does not exist (relative dep-list entries are relative to BUILD)"
+                        ),
+                    ));
+                }
+                return Mapped::Unmapped(Gap::new(Code::DepFileUnmapped, format!("{d} {why}")));
             }
         };
         let t = &model.targets[target];

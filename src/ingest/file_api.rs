@@ -823,7 +823,14 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
                 0 => {
                     return Err(Gap::new(
                         Code::ConfigNotFound,
-                        format!("--config {want:?} is not in the codemodel"),
+                        format!(
+                            "--config {want:?} is not in the codemodel, which has {}",
+                            cm.configurations
+                                .iter()
+                                .map(|c| format!("{:?}", c.name))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
                     ))
                 }
                 _ => {

@@ -76,6 +76,27 @@ fn claim(o: &Outcome, declared: bool) -> &'static str {
     }
 }
 
+/// One test's verdict as the plan writes it (also `--explain T --format json`).
+pub fn test_json(v: &crate::decide::Verdict) -> Value {
+    let reasons: Vec<Value> = v
+        .reasons
+        .iter()
+        .map(|r| json!({"code": r.code, "detail": r.detail, "evidence": r.evidence}))
+        .collect();
+    let closure: Vec<Value> = v
+        .closure
+        .iter()
+        .map(|c| json!({"target": c.target, "type": c.kind, "translation_units": c.units}))
+        .collect();
+    json!({
+        "name": v.name,
+        "action": if v.selected { "selected" } else { "skipped" },
+        "labels": v.labels,
+        "reasons": reasons,
+        "closure": closure,
+    })
+}
+
 fn declared_json(d: &crate::policy::Declared) -> Value {
     json!({"kind": d.kind, "rule": d.rule, "matched": d.matched, "why": d.why})
 }
@@ -91,29 +112,7 @@ pub fn plan(a: &Analysis, req: &Request) -> Value {
     let mut displays: Vec<&str> = a.changed.iter().map(|c| c.display.as_str()).collect();
     displays.sort();
     let change_identity = sha(&json!(displays));
-    let tests: Vec<Value> = a
-        .verdicts
-        .iter()
-        .map(|v| {
-            let reasons: Vec<Value> = v
-                .reasons
-                .iter()
-                .map(|r| json!({"code": r.code, "detail": r.detail, "evidence": r.evidence}))
-                .collect();
-            let closure: Vec<Value> = v
-                .closure
-                .iter()
-                .map(|c| json!({"target": c.target, "type": c.kind, "translation_units": c.units}))
-                .collect();
-            json!({
-                "name": v.name,
-                "action": if v.selected { "selected" } else { "skipped" },
-                "labels": v.labels,
-                "reasons": reasons,
-                "closure": closure,
-            })
-        })
-        .collect();
+    let tests: Vec<Value> = a.verdicts.iter().map(test_json).collect();
     let fallback: Vec<Value> = match &a.outcome {
         Outcome::FullSuiteSelected { gaps, .. } | Outcome::FullSuiteRequired { gaps } => gaps
             .iter()
@@ -185,7 +184,7 @@ pub fn plan(a: &Analysis, req: &Request) -> Value {
 }
 
 /// Builds the value receipt: exact counts, no time, cost or correctness claims.
-pub fn receipt(a: &Analysis) -> Value {
+pub fn receipt(a: &Analysis, req: &Request) -> Value {
     let forced: Vec<Value> = match &a.outcome {
         Outcome::SubsetSelected { forced, chains, .. } => {
             let mut v: Vec<Value> = forced
@@ -218,6 +217,7 @@ pub fn receipt(a: &Analysis) -> Value {
     };
     json!({
         "schema": RECEIPT_SCHEMA,
+        "input_identity": input_identity(a, req),
         "outcome": a.outcome.state(),
         "tests": tests,
         "reduction": reduction,
