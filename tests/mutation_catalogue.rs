@@ -18,7 +18,12 @@ const OUTCOMES: &[(&str, &str)] = &[
     ("FULL_SUITE_REQUIRED", "4"),
     ("INTERNAL_ERROR", "70"),
 ];
-const GROUPS: &[&str] = &["@core", "@util", "@net", "@objs", "@header", "@gen"];
+/// The README's groups, and `@none`: the empty selection.
+const GROUPS: &[&str] = &[
+    "@core", "@util", "@net", "@objs", "@header", "@gen", "@none",
+];
+/// The fixture trees `mutation-suite/run` builds.
+const BUILDS: &[&str] = &["default", "opaque", "hostile"];
 
 #[derive(Debug)]
 struct Entry {
@@ -170,7 +175,7 @@ fn every_line_is_well_formed() {
         );
 
         assert!(
-            e.build == "default" || e.build == "opaque",
+            BUILDS.contains(&e.build.as_str()),
             "{at}: build {:?}",
             e.build
         );
@@ -237,6 +242,10 @@ fn every_line_is_well_formed() {
                 "{at}: a SUBSET_SELECTED entry must name its exact selection"
             );
             let mut seen = BTreeSet::new();
+            assert!(
+                e.tests == "@none" || !e.tests.split(',').any(|t| t == "@none"),
+                "{at}: @none stands alone"
+            );
             for t in e.tests.split(',') {
                 assert!(!t.is_empty(), "{at}: empty name in the test list");
                 assert!(
@@ -257,9 +266,12 @@ fn every_line_is_well_formed() {
             "{at}"
         );
         if e.changed == "-" {
-            // No --changed flag: either a usage error, or the action sets CHANGED itself.
+            // No --changed flag: a usage error, or the action sets CHANGED itself, or the
+            // change set comes from a repository (--base in EXTRA_ARGS).
             assert!(
-                e.outcome == "USAGE_ERROR" || e.action.contains("CHANGED="),
+                e.outcome == "USAGE_ERROR"
+                    || e.action.contains("CHANGED=")
+                    || (e.action.contains("EXTRA_ARGS=") && e.action.contains("--base")),
                 "{at}: changed is - but nothing sets it"
             );
         }
@@ -319,11 +331,13 @@ fn every_contract_row_and_shortcut_is_covered() {
         s10.iter().any(|e| e.outcome != "SUBSET_SELECTED"),
         "S11.10 needs a fallback run"
     );
-    // The opaque build is exercised.
-    assert!(
-        entries.iter().any(|e| e.build == "opaque"),
-        "no entry uses the opaque build"
-    );
+    // The opaque and hostile builds are exercised.
+    for b in ["opaque", "hostile"] {
+        assert!(
+            entries.iter().any(|e| e.build == b),
+            "no entry uses the {b} build"
+        );
+    }
 }
 
 #[test]
