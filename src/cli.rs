@@ -100,6 +100,11 @@ pub struct Cli {
     /// --config), so CI fails fast; stdout and stderr are unchanged.
     #[arg(long)]
     pub fail_on_setup_error: bool,
+    /// With policy `build_config = "compare"`: the snapshot (`diff2test snapshot`) of the base
+    /// commit's build. Tests whose build-description fingerprint differs, and new tests, are
+    /// selected; a changed CMake script then costs only those.
+    #[arg(long, value_name = "FILE")]
+    pub base_snapshot: Option<Utf8PathBuf>,
     /// Also write a value receipt (diff2test.receipt.v2 JSON) to FILE.
     #[arg(long, value_name = "FILE")]
     pub receipt: Option<Utf8PathBuf>,
@@ -172,6 +177,12 @@ pub struct Request {
     pub shard: Option<(usize, usize)>,
     /// `--fail-on-setup-error`.
     pub fail_on_setup_error: bool,
+    /// `diff2test snapshot`: write the build's snapshot instead of selecting.
+    pub snapshot: bool,
+    /// `--base-snapshot`, absolute.
+    pub base_snapshot: Option<String>,
+    /// The commit the change set starts from (`--base` resolved, or the merge base).
+    pub base_commit: Option<String>,
 }
 
 impl Request {
@@ -227,6 +238,82 @@ fn split_changed(bytes: Vec<u8>, nul: bool) -> Vec<OsString> {
         .collect()
 }
 
+/// `diff2test snapshot`: the build's per-test build-description fingerprints.
+#[derive(Parser, Debug)]
+#[command(
+    name = "diff2test snapshot",
+    version = VERSION,
+    about = "Write the build's diff2test.snapshot.v1 (per-test build-description fingerprints) for a later --base-snapshot",
+    after_help = "Exit codes: 0 written, 2 USAGE_ERROR, 3 the evidence is incomplete (reasons on stderr, nothing written)."
+)]
+struct SnapshotCli {
+    /// Top source directory the build was configured from.
+    #[arg(long, value_name = "SRC", required = true)]
+    source_dir: Option<Utf8PathBuf>,
+    /// Top build directory.
+    #[arg(long, value_name = "BUILD", required = true)]
+    build_dir: Option<Utf8PathBuf>,
+    /// Output of `ctest --show-only=json-v1`, run in BUILD.
+    #[arg(long, value_name = "FILE", required = true)]
+    ctest_json: Option<Utf8PathBuf>,
+    /// The dependency list (as for a selection run).
+    #[arg(long, value_name = "FILE", required = true)]
+    dep_list: Option<Utf8PathBuf>,
+    /// Configuration (multi-config generators).
+    #[arg(long, value_name = "NAME")]
+    config: Option<String>,
+    /// Write the snapshot to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    output: Option<Utf8PathBuf>,
+    /// Selection policy file (default: SRC/diff2test.toml when it exists).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<Utf8PathBuf>,
+}
+
+fn parse_snapshot(mut args: Vec<OsString>) -> Result<Parsed, String> {
+    args.remove(1);
+    let s = match SnapshotCli::try_parse_from(args) {
+        Ok(s) => s,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    Ok(Parsed::Info(e.to_string()))
+                }
+                _ => Err(clap_message(&e.to_string())),
+            };
+        }
+    };
+    let source_dir = dir("--source-dir", s.source_dir)?;
+    Ok(Parsed::Run(Box::new(Request {
+        build_dir: dir("--build-dir", s.build_dir)?,
+        ctest_json: file("--ctest-json", s.ctest_json)?,
+        dep_list: file("--dep-list", s.dep_list)?,
+        changed: Vec::new(),
+        config: s.config,
+        format: Format::Names,
+        limits: Limits::default(),
+        receipt: None,
+        policy: s.policy.map(|p| file("--policy", Some(p))).transpose()?,
+        explain: Vec::new(),
+        explain_changes: false,
+        vouched: None,
+        base: None,
+        head: None,
+        output: s
+            .output
+            .as_ref()
+            .map(|p| file("--output", Some(p.clone())))
+            .transpose()?,
+        shard: None,
+        fail_on_setup_error: false,
+        snapshot: true,
+        base_snapshot: None,
+        base_commit: None,
+        source_dir,
+    })))
+}
+
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     let bad = || format!("--shard {s:?}: expected K/N with 1 <= K <= N (e.g. 2/4)");
     let (k, n) = s.split_once('/').ok_or_else(bad)?;
@@ -260,6 +347,9 @@ fn clap_message(text: &str) -> String {
 
 /// Parses arguments. Errors are one-line usage messages.
 pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String> {
+    if args.get(1).is_some_and(|a| a == "snapshot") {
+        return parse_snapshot(args);
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -287,6 +377,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
     }
     let mut changed = cli.changed;
     let mut vouched = None;
+    let mut base_commit = None;
     if let Some(base) = &cli.base {
         if ci && cli.head.is_none() {
             return Err("CI mode (--ci or CI=true) never reads the working tree: pass --head REV with --base, or an explicit list (--no-ci to override)".into());
@@ -301,6 +392,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         } else {
             base.clone()
         };
+        base_commit = crate::vcs::resolve_commit(std::path::Path::new(&source_dir), &base_rev).ok();
         let (changes, v) = crate::vcs::changes_with_vouched(
             std::path::Path::new(&source_dir),
             &base_rev,
@@ -389,6 +481,13 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         output,
         shard,
         fail_on_setup_error: cli.fail_on_setup_error,
+        snapshot: false,
+        base_commit,
+        base_snapshot: cli
+            .base_snapshot
+            .as_ref()
+            .map(|p| file("--base-snapshot", Some(p.clone())))
+            .transpose()?,
     })))
 }
 

@@ -103,6 +103,9 @@ pub mod select_code {
     pub const DECLARED_DATA: &str = "DECLARED_DATA";
     /// A declared `[[script]]` rule: the test runs the changed script.
     pub const DECLARED_SCRIPT: &str = "DECLARED_SCRIPT";
+    /// `build_config = "compare"`: the test's build-description fingerprint
+    /// differs from the base snapshot's, or the test is new.
+    pub const BUILD_DESCRIPTION_CHANGED: &str = "BUILD_DESCRIPTION_CHANGED";
     /// Whole-run fallback.
     pub const FULL_SUITE_FALLBACK: &str = "FULL_SUITE_FALLBACK";
     /// Skip argument.
@@ -118,6 +121,7 @@ pub mod select_code {
         MAY_LOAD_AFFECTED,
         DECLARED_DATA,
         DECLARED_SCRIPT,
+        BUILD_DESCRIPTION_CHANGED,
         FULL_SUITE_FALLBACK,
         OUTSIDE_TRANSITIVE_IMPACT_SET,
     ];

@@ -21,6 +21,7 @@ pub mod policy;
 pub mod reach;
 pub mod reason;
 pub mod report;
+pub mod snapshot;
 pub mod vcs;
 
 use std::collections::{BTreeMap, HashSet};
@@ -128,6 +129,41 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
     code
 }
 
+/// The base snapshot, when `build_config = "compare"` and `--base-snapshot`
+/// are both given and the file is a readable snapshot; a gap otherwise
+/// (no gap when compare mode is off).
+fn compare_base(
+    req: &cli::Request,
+    policy: &Policy,
+    decision: &mut Decision,
+) -> Option<serde_json::Value> {
+    if policy.build_config != policy::BuildConfigMode::Compare {
+        return None;
+    }
+    let path = req.base_snapshot.as_deref()?;
+    let parsed = std::fs::read(path)
+        .map_err(|e| e.to_string())
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).map_err(|e| e.to_string()));
+    match parsed {
+        Ok(v) if v["schema"] == snapshot::SNAPSHOT_SCHEMA && v["tests"].is_object() => Some(v),
+        Ok(v) => {
+            decision.require_full(Gap::new(
+                Code::SnapshotInvalid,
+                format!(
+                    "{path}: not a {} document (schema {})",
+                    snapshot::SNAPSHOT_SCHEMA,
+                    v["schema"]
+                ),
+            ));
+            None
+        }
+        Err(e) => {
+            decision.require_full(Gap::new(Code::SnapshotInvalid, format!("{path}: {e}")));
+            None
+        }
+    }
+}
+
 /// A fallback whose root cause is the setup (a rank-0 reason: missing,
 /// foreign or unsupported input, generator, configuration, dependency list,
 /// limit or policy), not the change.
@@ -169,6 +205,8 @@ pub struct Analysis {
     /// RESOURCE_LOCK), for tests in a group of two or more: `--shard` keeps a
     /// group in one shard.
     pub flow_groups: std::collections::BTreeMap<String, String>,
+    /// `diff2test snapshot`: the snapshot, when the evidence was complete.
+    pub snapshot: Option<serde_json::Value>,
 }
 
 /// Steps 2-10 of the decision order. Pure with respect to output.
@@ -278,6 +316,7 @@ fn analyse_evidence(
         policy,
         declarations: Vec::new(),
         flow_groups: Default::default(),
+        snapshot: None,
     };
     // 3-7. The codemodel, with the depfiles (the bulk of the evidence) read
     // at the same time; mapping them to targets waits for the codemodel.
@@ -475,6 +514,33 @@ fn analyse_evidence(
                 }
             };
         forced.extend(declared_forced);
+        // build_config = "compare": a changed CMake script is decided by the
+        // per-test fingerprints below instead of costing the whole suite.
+        let base_snapshot = compare_base(req, &a.policy, &mut decision);
+        if base_snapshot.is_some() {
+            let why = "build_config = \"compare\": a CMake edit changes a test only through its build description (catalogue entry, closure targets' descriptions, configured headers, toolchain); files configure writes that no unit includes and no test names, custom-command steps and install rules are assumed unchanged";
+            for c in &mut a.changed {
+                let script = c.class == changes::Class::BuildConfig
+                    && (c.display.ends_with("CMakeLists.txt") || c.display.ends_with(".cmake"));
+                if script {
+                    c.gap = None;
+                    let d = policy::Declared {
+                        kind: "build_config",
+                        rule: 1,
+                        matched: "compare".into(),
+                        why: why.into(),
+                    };
+                    a.declarations.push(declare::Use {
+                        declared: d.clone(),
+                        subject: c.display.clone(),
+                    });
+                    c.evidence =
+                        format!("{}; compared by build-description fingerprints", c.evidence);
+                    c.declared = Some(d);
+                }
+            }
+            a.declarations.sort();
+        }
         decision.extend(a.changed.iter().filter_map(|c| c.gap.clone()));
 
         // 9. Reverse graph walk (only meaningful against a trusted catalogue).
@@ -536,6 +602,59 @@ fn analyse_evidence(
                 l.detail,
                 &mut is_selected,
             );
+        }
+        if req.snapshot || base_snapshot.is_some() {
+            let commit = if req.snapshot {
+                vcs::resolve_commit(std::path::Path::new(&req.source_dir), "HEAD").ok()
+            } else {
+                None
+            };
+            match snapshot::compute(
+                model,
+                &graph,
+                &deps,
+                catalogue,
+                &req.ctest_json,
+                &mappings,
+                &reaches,
+                commit,
+            ) {
+                Err(g) => decision.require_full(g),
+                Ok(head) => match &base_snapshot {
+                    None => a.snapshot = Some(head),
+                    Some(base) => {
+                        if let Some(why) = snapshot::incompatible(base, &head) {
+                            decision.require_full(Gap::new(
+                                Code::SnapshotMismatch,
+                                format!("{}: {why}", req.base_snapshot.as_deref().unwrap_or("")),
+                            ));
+                        }
+                        let recorded = base["source_commit"].as_str();
+                        if let Some(b) = &req.base_commit {
+                            if recorded != Some(b.as_str()) {
+                                decision.require_full(Gap::new(
+                                    Code::SnapshotMismatch,
+                                    format!(
+                                        "{} was made at commit {}, but the change set starts at {b}",
+                                        req.base_snapshot.as_deref().unwrap_or(""),
+                                        recorded.unwrap_or("(none recorded)")
+                                    ),
+                                ));
+                            }
+                        }
+                        for (name, what) in snapshot::changed_tests(base, &head) {
+                            if let Some(&i) = index.get(name.as_str()) {
+                                select(
+                                    i,
+                                    select_code::BUILD_DESCRIPTION_CHANGED,
+                                    format!("its build description changed: {what}"),
+                                    &mut is_selected,
+                                );
+                            }
+                        }
+                    }
+                },
+            }
         }
         for f in reach::data_flow(catalogue, &is_selected) {
             select(

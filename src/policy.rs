@@ -34,6 +34,27 @@
 
 use serde::Deserialize;
 
+/// What a changed CMake script costs (`build_config`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BuildConfigMode {
+    /// The full suite (contract behaviour).
+    #[default]
+    Full,
+    /// Compare per-test build-description fingerprints with `--base-snapshot`.
+    Compare,
+}
+
+impl BuildConfigMode {
+    /// The spelling used in the policy file and plans.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BuildConfigMode::Full => "full",
+            BuildConfigMode::Compare => "compare",
+        }
+    }
+}
+
 /// What to do with a test that evidence cannot map or whose closure is opaque.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -64,6 +85,8 @@ struct RawPolicy {
     always_run: Option<RawAlwaysRun>,
     #[serde(default)]
     rule: Vec<RawRule>,
+    #[serde(default)]
+    build_config: Option<BuildConfigMode>,
     #[serde(default)]
     boundary: Vec<RawBoundary>,
     #[serde(default)]
@@ -184,6 +207,8 @@ pub struct Rule {
 pub struct Policy {
     /// Opaque-boundary mode.
     pub opaque: OpaqueMode,
+    /// What a changed CMake script costs.
+    pub build_config: BuildConfigMode,
     /// Tests that always run, by exact name.
     pub always_tests: Vec<String>,
     /// Tests that always run, by CTest label.
@@ -362,6 +387,7 @@ pub fn load(explicit: Option<&str>, source_dir: &str) -> Result<Policy, String> 
             })
             .collect(),
         opaque: raw.opaque.unwrap_or_default(),
+        build_config: raw.build_config.unwrap_or_default(),
         always_tests: always.tests,
         always_labels: always.labels,
         rules: raw

@@ -146,6 +146,10 @@ codes! {
         "a test names a build-tree file that a build step wrote after configure and that no target in the evidence produces, so what it depends on is unknown";
     PrereqNotVersioned => "PREREQ_NOT_VERSIONED", FullSuite,
         "a source-tree prerequisite in the dependency evidence is git-ignored or untracked, so the change source cannot vouch that it did not change";
+    SnapshotInvalid => "SNAPSHOT_INVALID", FullSuite,
+        "the base snapshot (--base-snapshot), or the evidence needed to fingerprint this build, cannot be read or is not a diff2test.snapshot.v1 document";
+    SnapshotMismatch => "SNAPSHOT_MISMATCH", FullSuite,
+        "the base snapshot describes another commit, generator, configuration, build layout or tool version, so its fingerprints cannot be compared with this build's";
     // --- policy ---
     PolicyLabelUncovered => "POLICY_LABEL_UNCOVERED", FullSuite,
         "a policy rule requires a label that no registered test carries (insufficient coverage)";
@@ -210,6 +214,8 @@ impl Code {
             PolicyLabelUncovered => "label at least one test with the required label, or fix the policy rule",
             PolicyTestUnknown => "fix the test name in always_run.tests",
             LimitExceeded => "raise the limit named in the reason if the input is genuine",
+            SnapshotInvalid => "pass the file `diff2test snapshot` wrote for the base commit's build (diff2test.snapshot.v1)",
+            SnapshotMismatch => "make the base snapshot from the --base commit, with the same generator, configuration, build layout and diff2test version",
         }
     }
 
@@ -242,7 +248,9 @@ impl Code {
             | DepsLogMissing
             | LimitExceeded
             | PolicyLabelUncovered
-            | PolicyTestUnknown => 0,
+            | PolicyTestUnknown
+            | SnapshotInvalid
+            | SnapshotMismatch => 0,
             FileApiIndexAmbiguous
             | FileApiReplyStale
             | FileApiMalformed

@@ -70,6 +70,9 @@ pub fn render(
         render_state_only(outcome, err);
         return Ok(());
     }
+    if req.snapshot {
+        return snapshot_report(a, out, err);
+    }
     // Writes into a Vec cannot fail.
     let _ = writeln!(err, "{}", outcome.state());
     if req.explain_changes {
@@ -282,6 +285,27 @@ fn write_chains(chains: &[Chain], err: &mut Vec<u8>) {
     }
 }
 
+/// `diff2test snapshot`: the document on stdout when the evidence is
+/// complete (exit 0); otherwise the reasons and nothing on stdout (exit 3 or 4).
+fn snapshot_report(a: &Analysis, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result<(), String> {
+    match (&a.outcome, &a.snapshot) {
+        (Outcome::SubsetSelected { all, .. }, Some(s)) => {
+            let _ = writeln!(err, "SNAPSHOT_WRITTEN\nfingerprinted {} tests", all.len());
+            out.extend_from_slice(&plan::compact(s));
+            out.push(b'\n');
+        }
+        (Outcome::FullSuiteSelected { gaps, .. }, _) | (Outcome::FullSuiteRequired { gaps }, _) => {
+            let _ = writeln!(err, "{}", a.outcome.state());
+            write_gaps(gaps, err);
+            let _ = writeln!(err, "no snapshot written: the evidence is incomplete");
+        }
+        (Outcome::SubsetSelected { .. }, None)
+        | (Outcome::UsageError(_), _)
+        | (Outcome::InternalError(_), _) => render_state_only(&a.outcome, err),
+    }
+    Ok(())
+}
+
 /// The declared assumptions a subset rests on, one line each:
 /// `assume KIND RULE (GLOB): SUBJECT — WHY`.
 fn write_declarations(a: &Analysis, err: &mut Vec<u8>) {
@@ -290,6 +314,7 @@ fn write_declarations(a: &Analysis, err: &mut Vec<u8>) {
         let kind = match d.kind {
             "boundary" => "BOUNDARY",
             "data" => "DATA",
+            "build_config" => "BUILD_CONFIG",
             _ => "SCRIPT",
         };
         let _ = writeln!(

@@ -991,3 +991,22 @@ fn with_shallow_hint(repo: &gix::Repository, detail: String) -> String {
         detail
     }
 }
+
+/// The full commit id `rev` names in the repository containing `source_dir`.
+pub fn resolve_commit(source_dir: &Path, rev: &str) -> Result<String, VcsError> {
+    let repo = discover(source_dir)?;
+    let unresolved = |detail: String| VcsError::UnresolvedRevision {
+        rev: rev.to_string(),
+        detail: with_shallow_hint(&repo, detail),
+    };
+    let id = repo
+        .rev_parse_single(rev)
+        .map_err(|e| unresolved(e.to_string()))?;
+    let object = id
+        .object()
+        .map_err(|e| unresolved(format!("object {id} is not available: {e}")))?;
+    let commit = object
+        .peel_to_commit()
+        .map_err(|e| unresolved(format!("{id} is not a commit: {e}")))?;
+    Ok(commit.id.to_string())
+}

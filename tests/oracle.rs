@@ -81,6 +81,8 @@ pub enum Edit {
     Write(String, String),
     /// Copy the bytes of `from` onto `to`.
     Copy(String, String),
+    /// Replace the text `from` with `to` in `path` (which must contain it).
+    Patch(String, String, String),
 }
 
 /// A differential scenario.
@@ -96,6 +98,7 @@ pub struct Scenario {
     after_base_files: Vec<Hook>,
     after_edits: Vec<Hook>,
     after_head_build: Vec<Hook>,
+    after_base_build: Vec<Hook>,
 }
 
 impl Scenario {
@@ -112,6 +115,7 @@ impl Scenario {
             after_base_files: Vec::new(),
             after_edits: Vec::new(),
             after_head_build: Vec::new(),
+            after_base_build: Vec::new(),
         }
     }
     /// A file of the BASE tree (relative to SRC).
@@ -130,6 +134,24 @@ impl Scenario {
     pub fn silent_edit(mut self, path: &str, content: &str) -> Self {
         self.edits
             .push(Edit::Write(path.to_owned(), content.to_owned()));
+        self
+    }
+    /// A HEAD edit: `from` replaced by `to` in `path` (a changed path).
+    pub fn patch(mut self, path: &str, from: &str, to: &str) -> Self {
+        self.edits
+            .push(Edit::Patch(path.to_owned(), from.to_owned(), to.to_owned()));
+        if !self.changed.iter().any(|c| c == path) {
+            self.changed.push(path.to_owned());
+        }
+        self
+    }
+    /// The BASE tree is a copy of `fixtures/cmake-project`.
+    pub fn from_fixture(self) -> Self {
+        self.after_base_files(|ctx| common::copy_fixture(&ctx.src))
+    }
+    /// Runs after the BASE build and its ctest run, before the HEAD edits.
+    pub fn after_base_build(mut self, f: impl Fn(&Ctx) + 'static) -> Self {
+        self.after_base_build.push(Box::new(f));
         self
     }
     /// A HEAD edit: the bytes of `from` are copied onto `to` (a changed path).
@@ -207,11 +229,20 @@ impl Scenario {
             &ctx.root.join("junit-base.xml"),
             self.generator,
         );
+        for h in &self.after_base_build {
+            h(&ctx);
+        }
         for e in &self.edits {
             match e {
                 Edit::Write(p, c) => ctx.write(p, c),
                 Edit::Copy(from, to) => {
                     std::fs::copy(ctx.src.join(from), ctx.src.join(to)).unwrap();
+                }
+                Edit::Patch(path, from, to) => {
+                    let p = ctx.src.join(path);
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    assert!(text.contains(from.as_str()), "{path} lacks {from:?}");
+                    std::fs::write(&p, text.replacen(from.as_str(), to, 1)).unwrap();
                 }
             }
         }
@@ -348,6 +379,25 @@ impl Outcome {
                 "ORACLE (safety) FAILED: exit {c} is neither a subset nor a fallback\n{}",
                 self.report()
             ),
+        }
+    }
+
+    /// The oracle without the non-vacuity check: for CMake edits that are
+    /// meant to change no test's result (a comment, a target nobody links).
+    pub fn assert_oracle_may_be_vacuous(&self) {
+        let changed = self.changed_results();
+        match self.run.code {
+            0 => {
+                let sel = self.selected();
+                let missing: Vec<&String> = changed.iter().filter(|t| !sel.contains(*t)).collect();
+                assert!(
+                    missing.is_empty(),
+                    "ORACLE (safety) FAILED: omits {missing:?}\n{}",
+                    self.report()
+                );
+            }
+            3 | 4 => {}
+            c => panic!("ORACLE (safety) FAILED: exit {c}\n{}", self.report()),
         }
     }
 
@@ -1697,4 +1747,348 @@ fn precision_a_version_script_named_on_the_link_line_is_dependency_evidence() {
         "{}",
         o.report()
     );
+}
+
+// ============== issue 15: CMake edits decided by build-description fingerprints
+
+/// Writes BASE's snapshot to `ROOT/base.snapshot.json` (from the BASE build, before the edits).
+fn snapshot_base(ctx: &Ctx) {
+    let b = &ctx.base_build;
+    let args: Vec<String> = vec![
+        "snapshot".into(),
+        "--source-dir".into(),
+        ctx.src.display().to_string(),
+        "--build-dir".into(),
+        b.display().to_string(),
+        "--ctest-json".into(),
+        b.join("ctest.json").display().to_string(),
+        "--dep-list".into(),
+        b.join("deps.txt").display().to_string(),
+        "--output".into(),
+        ctx.root.join("base.snapshot.json").display().to_string(),
+    ];
+    let r = run_diff2test(&args);
+    assert_eq!(r.code, 0, "diff2test snapshot failed: {r:#?}");
+}
+
+const COMPARE: &str = "build_config = \"compare\"\n";
+
+/// A CMake edit of the fixture, decided with `build_config = "compare"`.
+fn cmake_edit(name: &str) -> Scenario {
+    Scenario::new(name)
+        .from_fixture()
+        .after_base_build(snapshot_base)
+        .policy(COMPARE)
+        .arg("--base-snapshot")
+        .arg("@ROOT@/base.snapshot.json")
+}
+
+/// Makes `test_util` fail at HEAD only when compiled with `-DUTIL_FLAG` (so the flag's effect is observable).
+const UTIL_TEST_PATCH: (&str, &str) = ("int main(", "#ifdef UTIL_FLAG\nstatic const int d2t_flag_fails = 1;\n#else\nstatic const int d2t_flag_fails = 0;\n#endif\nint main(");
+
+#[test]
+fn compare_a_flag_on_one_target_selects_the_tests_of_its_dependents() {
+    let o = cmake_edit("s-flag")
+        .after_base_files(|ctx| {
+            // test_util returns failure when UTIL_FLAG is defined (base: not defined).
+            let p = ctx.src.join("tests/test_util.cpp");
+            let t = std::fs::read_to_string(&p).unwrap();
+            let t = t.replacen(UTIL_TEST_PATCH.0, UTIL_TEST_PATCH.1, 1);
+            let t = t.replacen(
+                "int main(int argc, char** argv) {",
+                "int main(int argc, char** argv) {\n  if (d2t_flag_fails) return 1;",
+                1,
+            );
+            std::fs::write(&p, t).unwrap();
+        })
+        .patch(
+            "libs/util/CMakeLists.txt",
+            "target_link_libraries(util PUBLIC core)",
+            "target_link_libraries(util PUBLIC core)\ntarget_compile_definitions(util PUBLIC UTIL_FLAG=1)",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["util.join", "util.spaced", "util.str+concat"]);
+    assert!(
+        o.run.stderr.contains("BUILD_DESCRIPTION_CHANGED"),
+        "{}",
+        o.report()
+    );
+    assert!(
+        o.run.stderr.contains("assume BUILD_CONFIG 1"),
+        "{}",
+        o.report()
+    );
+}
+
+#[test]
+fn compare_a_new_test_is_selected_alone() {
+    let o = cmake_edit("s-new-test")
+        .patch(
+            "tests/CMakeLists.txt",
+            "add_test(NAME core.mul COMMAND test_core mul)",
+            "add_test(NAME core.mul COMMAND test_core mul)\nadd_test(NAME core.extra COMMAND test_core add)",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["core.extra"]);
+    assert!(
+        o.run
+            .stderr
+            .contains("a new test: no fingerprint of record"),
+        "{}",
+        o.report()
+    );
+}
+
+#[test]
+fn compare_a_new_target_nobody_links_selects_nothing() {
+    let o = cmake_edit("s-new-target")
+        .patch(
+            "tests/CMakeLists.txt",
+            "add_executable(checker checker.cpp)",
+            "add_executable(checker checker.cpp)\nadd_executable(unused_tool checker.cpp)",
+        )
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_exact_subset(&[]);
+}
+
+#[test]
+fn compare_a_version_bump_in_project_selects_nothing() {
+    let o = cmake_edit("s-version")
+        .patch(
+            "CMakeLists.txt",
+            "project(D2TFixture LANGUAGES CXX)",
+            "project(D2TFixture VERSION 1.2.3 LANGUAGES CXX)",
+        )
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_exact_subset(&[]);
+}
+
+#[test]
+fn compare_a_changed_link_selects_the_tests_of_that_executable() {
+    let o = cmake_edit("s-link")
+        .patch(
+            "tests/CMakeLists.txt",
+            "target_link_libraries(test_objs PRIVATE objs)",
+            "target_link_libraries(test_objs PRIVATE objs util)",
+        )
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_exact_subset(&["objs.checksum", "objs.sum[0-9]+"]);
+}
+
+#[test]
+fn compare_a_changed_test_property_selects_that_test() {
+    let o = cmake_edit("s-property")
+        .patch(
+            "tests/CMakeLists.txt",
+            "set_tests_properties(tool.roundtrip PROPERTIES LABELS \"tool;slow\")",
+            "set_tests_properties(tool.roundtrip PROPERTIES LABELS \"tool;slow\" WILL_FAIL TRUE)",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["tool.roundtrip"]);
+    assert!(
+        o.run.stderr.contains("its catalogue entry"),
+        "{}",
+        o.report()
+    );
+}
+
+#[test]
+fn compare_an_edit_that_changes_nothing_selects_nothing() {
+    let o = cmake_edit("s-comment")
+        .patch(
+            "CMakeLists.txt",
+            "enable_testing()",
+            "# a comment\nenable_testing()",
+        )
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_exact_subset(&[]);
+}
+
+#[test]
+fn compare_mode_off_is_the_full_suite_as_before() {
+    let o = Scenario::new("s-off")
+        .from_fixture()
+        .patch(
+            "CMakeLists.txt",
+            "enable_testing()",
+            "# a comment\nenable_testing()",
+        )
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_fallback_naming(3, "reason CHANGE_BUILD_CONFIG: CMakeLists.txt");
+}
+
+#[test]
+fn compare_a_changed_configure_file_template_falls_back() {
+    let cmake = format!(
+        "{PROLOGUE}configure_file(config.h.in ${{CMAKE_BINARY_DIR}}/config.h)\n\
+         add_executable(t t.cpp)\ntarget_include_directories(t PRIVATE ${{CMAKE_BINARY_DIR}})\n\
+         add_test(NAME t.run COMMAND t)\n"
+    );
+    let o = Scenario::new("s-template")
+        .file("CMakeLists.txt", &cmake)
+        .file("config.h.in", "#define VALUE 1\n")
+        .file(
+            "t.cpp",
+            &main_checking("#include \"config.h\"", "VALUE == 1"),
+        )
+        .edit("config.h.in", "#define VALUE 2\n")
+        .after_base_build(snapshot_base)
+        .policy(COMPARE)
+        .arg("--base-snapshot")
+        .arg("@ROOT@/base.snapshot.json")
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "reason CHANGE_BUILD_CONFIG: config.h.in");
+}
+
+#[test]
+fn compare_a_corrupt_or_foreign_snapshot_falls_back() {
+    let o = cmake_edit("s-corrupt")
+        .patch(
+            "CMakeLists.txt",
+            "enable_testing()",
+            "# a comment\nenable_testing()",
+        )
+        .after_head_build(|ctx| {
+            std::fs::write(
+                ctx.root.join("base.snapshot.json"),
+                b"{\"schema\": \"other\"}",
+            )
+            .unwrap();
+        })
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_fallback_naming(3, "reason SNAPSHOT_INVALID");
+    let o = cmake_edit("s-foreign")
+        .patch(
+            "CMakeLists.txt",
+            "enable_testing()",
+            "# a comment\nenable_testing()",
+        )
+        .after_head_build(|ctx| {
+            let p = ctx.root.join("base.snapshot.json");
+            let mut v: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+            v["config"] = "Release".into();
+            std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+        })
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_fallback_naming(3, "reason SNAPSHOT_MISMATCH");
+}
+
+fn commits_scenario(name: &str) -> Scenario {
+    cmake_edit(name)
+        .after_base_files(|ctx| {
+            git(ctx, &["init", "-q"]);
+            git(ctx, &["add", "-A"]);
+            git(ctx, &["commit", "-q", "-m", "A"]);
+            ctx.set_var("A", &git(ctx, &["rev-parse", "HEAD"]));
+        })
+        .patch(
+            "CMakeLists.txt",
+            "enable_testing()",
+            "# B\nenable_testing()",
+        )
+        .after_edits(|ctx| {
+            git(ctx, &["commit", "-q", "-am", "B"]);
+            ctx.set_var("B", &git(ctx, &["rev-parse", "HEAD"]));
+            let p = ctx.src.join("CMakeLists.txt");
+            let t = std::fs::read_to_string(&p)
+                .unwrap()
+                .replacen("# B", "# B\n# C", 1);
+            std::fs::write(&p, t).unwrap();
+            git(ctx, &["commit", "-q", "-am", "C"]);
+            ctx.set_var("C", &git(ctx, &["rev-parse", "HEAD"]));
+        })
+        .no_changed_list()
+}
+
+#[test]
+fn compare_a_snapshot_of_the_base_commit_is_used_and_one_of_another_commit_falls_back() {
+    // The snapshot was made at A: comparing A..C uses it (nothing changed in the description).
+    let o = commits_scenario("s-commit-ok")
+        .arg("--base")
+        .arg("@A@")
+        .arg("--head")
+        .arg("@C@")
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_exact_subset(&[]);
+    // B..C starts at B, where no snapshot was made: the fingerprints are not comparable.
+    let o = commits_scenario("s-commit-other")
+        .arg("--base")
+        .arg("@B@")
+        .arg("--head")
+        .arg("@C@")
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_fallback_naming(3, "reason SNAPSHOT_MISMATCH");
+    assert!(
+        o.run.stderr.contains("but the change set starts at"),
+        "{}",
+        o.report()
+    );
+}
+
+#[test]
+fn snapshots_of_one_commit_in_two_build_dirs_are_identical() {
+    let a = common::build_fixture(&[]);
+    let snap = |b: &common::Built, src: &Path| -> String {
+        let args: Vec<String> = vec![
+            "snapshot".into(),
+            "--source-dir".into(),
+            src.display().to_string(),
+            "--build-dir".into(),
+            b.build.display().to_string(),
+            "--ctest-json".into(),
+            b.ctest_json().display().to_string(),
+            "--dep-list".into(),
+            b.deps().display().to_string(),
+        ];
+        let r = run_diff2test(&args);
+        assert_eq!(r.code, 0, "{r:#?}");
+        r.stdout
+    };
+    let first = snap(&a, &a.src);
+    // A second build of the same sources in another directory.
+    let other = a.root.join("build-two");
+    let out = Command::new("bash")
+        .arg(common::repo_root().join("fixtures/prepare-build.sh"))
+        .arg(&a.src)
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let b2 = common::Built::from_parts(
+        tempfile::tempdir().unwrap(),
+        a.root.clone(),
+        a.src.clone(),
+        other,
+    );
+    assert_eq!(
+        first,
+        snap(&b2, &a.src),
+        "same commit, other build dir: equal snapshots"
+    );
+    // And a copy of the sources in another checkout.
+    let c = common::build_fixture(&[]);
+    assert_eq!(
+        first,
+        snap(&c, &c.src),
+        "same commit, other checkout and build dir: equal snapshots"
+    );
+    assert!(first.len() < 64 * 1024, "compact: {} bytes", first.len());
 }

@@ -1379,3 +1379,20 @@ fn receipt_schema_rejects_inexact_or_inconsistent_receipts() {
         );
     }
 }
+
+/// `diff2test snapshot` writes a document that its schema accepts.
+#[test]
+fn the_snapshot_validates_against_its_schema() {
+    let b = shared();
+    let mut args = vec!["snapshot".to_owned()];
+    args.extend(b.base_args());
+    let r = run_bin(&args, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert_eq!(r.state(), "SNAPSHOT_WRITTEN");
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let v = compile("snapshot-v1.schema.json");
+    assert_valid(&v, &doc, "snapshot");
+    assert_eq!(doc["tests"].as_object().unwrap().len(), ALL_TESTS.len());
+    // Byte-identical for the same build.
+    assert_eq!(run_bin(&args, None).stdout, r.stdout);
+}
