@@ -4,11 +4,15 @@
 //! parser uses, so no input can make the tool read unboundedly. Format logic
 //! lives in the per-source modules.
 
+pub mod aliases;
+pub mod coverage;
 pub mod ctest;
 pub mod depfile;
 pub mod depfile_syntax;
+pub mod evidence;
 pub mod file_api;
 pub mod ninja_deps;
+pub mod ninja_units;
 
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

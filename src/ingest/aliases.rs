@@ -1,0 +1,105 @@
+//! Prerequisites spelled through include directories outside both roots that
+//! resolve into them, joined under their inside spelling (issue 11, class 7).
+
+use super::depfile_syntax;
+use super::evidence::DepEvidence;
+use super::file_api::Codemodel;
+use crate::paths;
+use crate::reason::{Code, Gap};
+
+/// Joins prerequisites spelled through an include directory that lies outside
+/// both roots but resolves into one of them (a developer-install layout such
+/// as `/opt/mylib/include -> SRC/include`): the compiler lists the outside
+/// spelling, the change set names the inside one. For every include
+/// directory of the codemodel outside both roots, its real path is taken
+/// once; when it lands inside a root, the depfiles of the units whose target
+/// uses it are read again and each prerequisite under it is added to the unit
+/// under its inside spelling, with the same freshness audit as any other.
+/// Nothing is read when no such directory exists (the usual case).
+pub fn join_outside_aliases(ev: &mut DepEvidence, model: &Codemodel, max_bytes: u64) -> Vec<Gap> {
+    let (src, build) = (&model.source_root, &model.build_root);
+    let real_roots: Vec<(String, &String)> = [src, build]
+        .into_iter()
+        .filter_map(|r| paths::real(r).map(|real| (real, r)))
+        .collect();
+    let mut outside: Vec<&str> = model
+        .targets
+        .iter()
+        .flat_map(|t| t.includes.iter().map(String::as_str))
+        .filter(|d| !paths::is_within(d, src) && !paths::is_within(d, build))
+        .collect();
+    outside.sort_unstable();
+    outside.dedup();
+    let mut aliases: Vec<(&str, String)> = Vec::new();
+    for d in outside {
+        let Some(real) = paths::real(d) else { continue };
+        let inside = if paths::is_within(&real, src) || paths::is_within(&real, build) {
+            Some(real.clone())
+        } else {
+            real_roots.iter().find_map(|(rr, r)| {
+                paths::strip_root(&real, rr).map(|rel| paths::join_fold(r, rel))
+            })
+        };
+        if let Some(inside) = inside {
+            aliases.push((d, inside));
+        }
+    }
+    let mut gaps = Vec::new();
+    if aliases.is_empty() {
+        return gaps;
+    }
+    for ti in 0..ev.tus.len() {
+        let target = &model.targets[ev.tus[ti].target];
+        if !aliases
+            .iter()
+            .any(|(d, _)| target.includes.iter().any(|i| i == d))
+        {
+            continue;
+        }
+        let depfile = ev.tus[ti].depfile.clone();
+        let dep_time = std::fs::metadata(&depfile).and_then(|m| m.modified()).ok();
+        let bytes = match std::fs::read(&depfile) {
+            Ok(b) if (b.len() as u64) <= max_bytes => b,
+            Ok(_) | Err(_) => {
+                gaps.push(Gap::new(
+                    Code::DepFileUnreadable,
+                    format!("{depfile} cannot be read again to join prerequisites spelled through an include directory outside the roots"),
+                ));
+                continue;
+            }
+        };
+        let Ok(parsed) = depfile_syntax::parse(&bytes) else {
+            continue; // it parsed the first time; a change since is caught by freshness
+        };
+        let mut joined = Vec::new();
+        for name in parsed.rules.iter().flat_map(|r| r.prereqs.iter()) {
+            let p = paths::join_fold(&target.dir_build, name);
+            for (d, inside) in &aliases {
+                if let Some(rel) = paths::strip_root(&p, d) {
+                    joined.push(paths::join_fold(inside, rel));
+                }
+            }
+        }
+        joined.sort();
+        joined.dedup();
+        for real in joined {
+            let meta = std::fs::metadata(&real).ok();
+            match (meta.as_ref().and_then(|m| m.modified().ok()), dep_time) {
+                (Some(t), Some(d)) if t > d => gaps.push(Gap::new(
+                    Code::DepEvidenceStale,
+                    format!("{real} is newer than {depfile}"),
+                )),
+                (Some(_), Some(_)) => {}
+                _ => gaps.push(Gap::new(
+                    Code::DepPrereqUninspectable,
+                    format!("{real} (listed in {depfile} through an include directory outside the roots) cannot be inspected"),
+                )),
+            }
+            let id = ev.add_file(&real, meta.map(|m| m.len()));
+            if !ev.tus[ti].prereqs.contains(&id) {
+                ev.tus[ti].prereqs.push(id);
+            }
+        }
+    }
+    gaps
+}

@@ -1,0 +1,151 @@
+//! The one interface of dependency evidence: what each translation unit
+//! depends on, as the Make-depfile reader (`depfile.rs`) and the ninja-log
+//! reader (`ninja_units.rs`) both build it. Graph, decision and report see only
+//! this, never which generator wrote the evidence.
+
+use crate::fasthash::{hash_str, FastMap};
+
+/// Interned id of a project file.
+pub type FileId = u32;
+
+/// One translation unit with its dependency evidence.
+#[derive(Clone, Debug)]
+pub struct Tu {
+    /// Owning target (index into the codemodel's targets).
+    pub target: usize,
+    /// Main source, absolute folded.
+    pub source: String,
+    /// Index of the main source in the owning target's compiled sources.
+    pub source_index: usize,
+    /// The `.d` file, absolute folded.
+    pub depfile: String,
+    /// Project prerequisites (including the main source), each once, in the
+    /// order the depfile first lists them.
+    pub prereqs: Vec<FileId>,
+}
+
+/// The dependency evidence of the whole build.
+#[derive(Debug, Default)]
+pub struct DepEvidence {
+    /// Interned project files (absolute folded paths); index = [`FileId`].
+    /// Ids are numbered as the reading threads met the files, so nothing may
+    /// depend on their order. After a rejected or re-read depfile some
+    /// entries are listed by no unit; only [`DepEvidence::by_path`] and
+    /// [`DepEvidence::aliases`] say which files are evidence.
+    pub files: Vec<String>,
+    /// Path → id (the spellings the depfiles use), for files some unit lists.
+    pub(crate) by_path: PathIndex,
+    /// Real path → the files reached through a symlink that resolve to it.
+    /// One physical file may be listed under several spellings; a change to
+    /// it is a change to every one of them (see [`DepEvidence::ids_of`]).
+    pub aliases: FastMap<String, Vec<FileId>>,
+    /// Translation units, sorted by (depfile path).
+    pub tus: Vec<Tu>,
+    /// Targets that include a build-time generated header: (target, header).
+    pub generated_includes: Vec<(usize, String)>,
+    /// `sizes[id]`: the file's size when it was stat'ed for freshness.
+    pub sizes: Vec<Option<u64>>,
+    /// `mtime_secs[id]`: its modification time in whole seconds (what GCC
+    /// compares, with the size and then the bytes, to skip a `#pragma once`
+    /// twin); `None` when unknown.
+    pub mtime_secs: Vec<Option<u64>>,
+}
+
+impl DepEvidence {
+    /// Every file that is the file at `path` (absolute, folded): listed under
+    /// that spelling, or under another spelling through symlinks. `real` is
+    /// `path` with symlinks resolved, when that differs. Sorted.
+    pub fn ids_of(&self, path: &str, real: Option<&str>) -> Vec<FileId> {
+        let mut ids = Vec::new();
+        for p in std::iter::once(path).chain(real) {
+            ids.extend(self.id_of(p));
+            ids.extend(self.aliases.get(p).into_iter().flatten().copied());
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+}
+
+impl DepEvidence {
+    /// Adds project file `path` (absolute, folded) to the table and the path
+    /// index when no unit lists it yet; returns its id either way.
+    pub fn add_file(&mut self, path: &str, size: Option<u64>) -> FileId {
+        if let Some(id) = self.id_of(path) {
+            return id;
+        }
+        let id = self.files.len() as FileId;
+        self.files.push(path.to_owned());
+        if self.sizes.len() < self.files.len() {
+            self.sizes.resize(self.files.len() - 1, None);
+            self.sizes.push(size);
+        }
+        self.by_path.insert(path, id);
+        id
+    }
+
+    /// The id of the file some unit lists under the spelling `path`.
+    pub fn id_of(&self, path: &str) -> Option<FileId> {
+        self.by_path.get(&self.files, path)
+    }
+
+    /// The id of `tu`'s main source, when it is a project file. A depfile
+    /// lists its main source first, so that is looked at before the index.
+    pub fn source_id(&self, tu: &Tu) -> Option<FileId> {
+        tu.prereqs
+            .first()
+            .copied()
+            .filter(|&id| self.files.get(id as usize) == Some(&tu.source))
+            .or_else(|| self.id_of(&tu.source))
+    }
+}
+
+/// An index from path to id that holds no copy of the paths: ids by a hash
+/// of the path, checked against the file table on every lookup.
+#[derive(Debug, Default)]
+pub(crate) struct PathIndex {
+    pub(crate) by_hash: FastMap<u64, FileId>,
+    /// Ids whose hash another path already took (practically never).
+    pub(crate) spill: Vec<FileId>,
+}
+
+impl PathIndex {
+    /// Indexes `files[id]` for every id where `keep(id)`; `hashes[id]` is
+    /// [`hash_str`] of `files[id]`, computed here where it is missing.
+    pub(crate) fn new(
+        files: &[String],
+        hashes: &[Option<u64>],
+        keep: impl Fn(usize) -> bool,
+    ) -> Self {
+        let mut index = PathIndex::default();
+        index.by_hash.reserve(files.len());
+        for (id, f) in files.iter().enumerate().filter(|&(id, _)| keep(id)) {
+            let hash = hashes.get(id).copied().flatten();
+            match index.by_hash.entry(hash.unwrap_or_else(|| hash_str(f))) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(id as FileId);
+                }
+                std::collections::hash_map::Entry::Occupied(_) => index.spill.push(id as FileId),
+            }
+        }
+        index
+    }
+
+    fn insert(&mut self, path: &str, id: FileId) {
+        match self.by_hash.entry(hash_str(path)) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(id);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => self.spill.push(id),
+        }
+    }
+
+    pub(crate) fn get(&self, files: &[String], path: &str) -> Option<FileId> {
+        let is = |id: FileId| files.get(id as usize).is_some_and(|f| f == path);
+        self.by_hash
+            .get(&hash_str(path))
+            .copied()
+            .filter(|&id| is(id))
+            .or_else(|| self.spill.iter().copied().find(|&id| is(id)))
+    }
+}
