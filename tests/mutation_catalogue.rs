@@ -23,7 +23,7 @@ const GROUPS: &[&str] = &[
     "@core", "@util", "@net", "@objs", "@header", "@gen", "@none",
 ];
 /// The fixture trees `mutation-suite/run` builds.
-const BUILDS: &[&str] = &["default", "opaque", "hostile"];
+const BUILDS: &[&str] = &["default", "opaque", "hostile", "ninja"];
 
 #[derive(Debug)]
 struct Entry {
@@ -331,8 +331,8 @@ fn every_contract_row_and_shortcut_is_covered() {
         s10.iter().any(|e| e.outcome != "SUBSET_SELECTED"),
         "S11.10 needs a fallback run"
     );
-    // The opaque and hostile builds are exercised.
-    for b in ["opaque", "hostile"] {
+    // The opaque, hostile and Ninja builds are exercised.
+    for b in ["opaque", "hostile", "ninja"] {
         assert!(
             entries.iter().any(|e| e.build == b),
             "no entry uses the {b} build"
@@ -361,7 +361,7 @@ fn runner_is_present_and_executable() {
         "the runner is a bash script"
     );
     assert!(
-        text.contains("apt-get install cmake g++ make"),
+        text.contains("apt-get install cmake g++ make ninja-build"),
         "the runner names the packages it needs"
     );
 }
