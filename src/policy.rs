@@ -315,32 +315,24 @@ pub fn load(explicit: Option<&str>, source_dir: &str) -> Result<Policy, String> 
             Err(format!("policy {path}: {what}"))
         }
     };
-    for b in &raw.boundary {
+    // Both path declarations: a non-empty list of non-empty globs, and a why.
+    let path_rules = raw
+        .boundary
+        .iter()
+        .map(|b| ("boundary", &b.paths, &b.why))
+        .chain(raw.data.iter().map(|d| ("data", &d.paths, &d.why)));
+    for (kind, globs, why) in path_rules {
         need(
-            "every [[boundary]] needs a non-empty paths list",
-            !b.paths.is_empty(),
+            &format!("every [[{kind}]] needs a non-empty paths list"),
+            !globs.is_empty(),
         )?;
         need(
-            "every [[boundary]] needs a non-empty why",
-            !b.why.trim().is_empty(),
+            &format!("every [[{kind}]] needs a non-empty why"),
+            !why.trim().is_empty(),
         )?;
         need(
-            "a [[boundary]] glob is empty",
-            b.paths.iter().all(|g| !g.is_empty()),
-        )?;
-    }
-    for d in &raw.data {
-        need(
-            "every [[data]] needs a non-empty paths list",
-            !d.paths.is_empty(),
-        )?;
-        need(
-            "every [[data]] needs a non-empty why",
-            !d.why.trim().is_empty(),
-        )?;
-        need(
-            "a [[data]] glob is empty",
-            d.paths.iter().all(|g| !g.is_empty()),
+            &format!("a [[{kind}]] glob is empty"),
+            globs.iter().all(|g| !g.is_empty()),
         )?;
     }
     for sc in &raw.script {

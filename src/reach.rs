@@ -879,11 +879,7 @@ fn scan_binary(
 /// fixture, DEPENDS or RESOURCE_LOCK), for every test in a group of two or more.
 pub fn flow_groups(catalogue: &Catalogue) -> std::collections::BTreeMap<String, String> {
     let tests = &catalogue.tests;
-    let index: FastMap<&str, usize> = tests
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.as_str(), i))
-        .collect();
+    let index = name_index(catalogue);
     let mut parent: Vec<usize> = (0..tests.len()).collect();
     fn root(p: &mut [usize], mut i: usize) -> usize {
         while p[i] != i {
@@ -957,11 +953,7 @@ pub struct Flow {
 ///   (a resource held in turn may carry state from one to the other).
 pub fn data_flow(catalogue: &Catalogue, selected: &[bool]) -> Vec<Flow> {
     let tests = &catalogue.tests;
-    let index: FastMap<&str, usize> = tests
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.as_str(), i))
-        .collect();
+    let index = name_index(catalogue);
     let mut providers: FastMap<&str, Vec<usize>> = FastMap::default();
     let mut consumers: FastMap<&str, Vec<usize>> = FastMap::default();
     let mut holders: FastMap<&str, Vec<usize>> = FastMap::default();
@@ -1114,4 +1106,14 @@ mod tests {
         assert_eq!(sel(&[3]), vec![4]);
         assert_eq!(sel(&[5]), Vec::<usize>::new());
     }
+}
+
+/// Test name → catalogue index.
+fn name_index(catalogue: &Catalogue) -> FastMap<&str, usize> {
+    catalogue
+        .tests
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect()
 }

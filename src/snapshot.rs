@@ -342,15 +342,7 @@ pub fn changed_tests(base: &Value, head: &Value) -> Vec<(String, String)> {
         if base["toolchain"] != head["toolchain"] {
             what.push("the toolchain".to_owned());
         }
-        let names = |v: &Value| -> BTreeSet<String> {
-            v["targets"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|x| x.as_str().map(str::to_owned))
-                .collect()
-        };
-        let (bn, hn) = (names(b), names(t));
+        let (bn, hn) = (strings(&b["targets"]), strings(&t["targets"]));
         for n in hn.difference(&bn) {
             what.push(format!("target {n:?} joined its closure"));
         }
@@ -362,15 +354,7 @@ pub fn changed_tests(base: &Value, head: &Value) -> Vec<(String, String)> {
                 what.push(format!("the description of target {n:?} (sources, compile flags, definitions, include directories, link or dependencies)"));
             }
         }
-        let files = |v: &Value| -> BTreeSet<String> {
-            v["files"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|x| x.as_str().map(str::to_owned))
-                .collect()
-        };
-        for f in files(t) {
+        for f in strings(&t["files"]) {
             if base["files"][&f] != head["files"][&f] {
                 what.push(format!("the content of build-tree file {f}"));
             }
@@ -381,4 +365,13 @@ pub fn changed_tests(base: &Value, head: &Value) -> Vec<(String, String)> {
         out.push((name.clone(), what.join("; ")));
     }
     out
+}
+
+/// The strings of a JSON array (nothing for anything else).
+fn strings(v: &Value) -> BTreeSet<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x.as_str().map(str::to_owned))
+        .collect()
 }

@@ -952,22 +952,7 @@ fn hash_file(kind: gix::hash::Kind, path: &Path) -> Option<ObjectId> {
 /// `merge_base(base, head)..head`.
 pub fn merge_base(source_dir: &Path, a: &str, b: &str) -> Result<String, VcsError> {
     let repo = discover(source_dir)?;
-    let commit_of = |rev: &str| -> Result<ObjectId, VcsError> {
-        let unresolved = |detail: String| VcsError::UnresolvedRevision {
-            rev: rev.to_string(),
-            detail: with_shallow_hint(&repo, detail),
-        };
-        let id = repo
-            .rev_parse_single(rev)
-            .map_err(|e| unresolved(e.to_string()))?;
-        let object = id
-            .object()
-            .map_err(|e| unresolved(format!("object {id} is not available: {e}")))?;
-        let commit = object
-            .peel_to_commit()
-            .map_err(|e| unresolved(format!("{id} is not a commit: {e}")))?;
-        Ok(commit.id)
-    };
+    let commit_of = |rev: &str| commit_id(&repo, rev);
     let (x, y) = (commit_of(a)?, commit_of(b)?);
     let base = repo
         .merge_base(x, y)
@@ -995,9 +980,14 @@ fn with_shallow_hint(repo: &gix::Repository, detail: String) -> String {
 /// The full commit id `rev` names in the repository containing `source_dir`.
 pub fn resolve_commit(source_dir: &Path, rev: &str) -> Result<String, VcsError> {
     let repo = discover(source_dir)?;
+    commit_id(&repo, rev).map(|id| id.to_string())
+}
+
+/// The commit `rev` names in `repo`.
+fn commit_id(repo: &gix::Repository, rev: &str) -> Result<ObjectId, VcsError> {
     let unresolved = |detail: String| VcsError::UnresolvedRevision {
         rev: rev.to_string(),
-        detail: with_shallow_hint(&repo, detail),
+        detail: with_shallow_hint(repo, detail),
     };
     let id = repo
         .rev_parse_single(rev)
@@ -1008,5 +998,5 @@ pub fn resolve_commit(source_dir: &Path, rev: &str) -> Result<String, VcsError> 
     let commit = object
         .peel_to_commit()
         .map_err(|e| unresolved(format!("{id} is not a commit: {e}")))?;
-    Ok(commit.id.to_string())
+    Ok(commit.id)
 }
