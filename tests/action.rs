@@ -670,3 +670,43 @@ fn ctest_adds_no_fixture_beyond_the_selection_and_an_added_one_is_reported() {
         assert!(run.summary.contains("`h.fix.setup`"), "{}", run.summary);
     }
 }
+
+/// Issue 15's CI recipe through the action: a run with `snapshot-out` writes
+/// the build's snapshot (as a main-branch job would, to upload it), and a run
+/// with `base-snapshot` and a compare policy passes it on to diff2test.
+#[test]
+fn the_action_writes_a_snapshot_and_passes_a_base_snapshot_on() {
+    let r = repo();
+    let _g = lock();
+    let tmp = scratch_dir("d2t-action-snap-");
+    let snap = tmp.path().join("base.snapshot.json");
+    let snap_s = snap.to_str().unwrap().to_owned();
+    let old = old_ctest();
+    let run = run_action(
+        &r.b.root,
+        &pr_env(&[
+            ("D2T_SNAPSHOT_OUT", &snap_s),
+            ("D2T_CTEST", old.to_str().unwrap()),
+        ]),
+    );
+    assert_eq!(run.code, 0, "{}", run.out);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&snap).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "diff2test.snapshot.v1", "{}", run.out);
+    assert!(run.outputs.contains("snapshot-file="), "{}", run.outputs);
+    // Passed on as the base snapshot with build_config = "compare": it was made
+    // at the head commit, not at the merge base the PR starts from, so diff2test
+    // refuses to compare (a setup error: the step fails, nothing runs).
+    let policy = tmp.path().join("diff2test.toml");
+    std::fs::write(&policy, "build_config = \"compare\"\n").unwrap();
+    let run = run_action(
+        &r.b.root,
+        &pr_env(&[
+            ("D2T_BASE_SNAPSHOT", &snap_s),
+            ("D2T_POLICY", policy.to_str().unwrap()),
+            ("D2T_CTEST", old.to_str().unwrap()),
+        ]),
+    );
+    assert_ne!(run.code, 0, "{}", run.out);
+    assert!(run.out.contains("SNAPSHOT_MISMATCH"), "{}", run.out);
+    assert!(!run.ctest_invoked(), "{}", run.out);
+}

@@ -21,6 +21,10 @@
 #   D2T_CTEST       the ctest command                                 (default ctest)
 #   D2T_CTEST_ARGS  extra ctest arguments, split on whitespace (no quoting), e.g. "-j4 --output-on-failure"
 #   D2T_PUSH_BEFORE the previous tip of a push (action.yml passes github.event.before)
+#   D2T_BASE_SNAPSHOT  --base-snapshot FILE: the base commit's snapshot (with a policy that
+#                   sets build_config = "compare", CMake edits cost only what they change)
+#   D2T_SNAPSHOT_OUT   write this build's snapshot (diff2test snapshot) to FILE, e.g. on the
+#                   main branch, to upload as an artifact for later pull requests
 # GitHub's own variables used: GITHUB_EVENT_NAME, GITHUB_BASE_REF, GITHUB_EVENT_PATH,
 # GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, RUNNER_TEMP.
 #
@@ -165,6 +169,20 @@ shallow_error() {
   EXIT_CODE=2 die "the checkout is a shallow clone, so the base revision or the merge base is missing. Check out with history: actions/checkout with 'fetch-depth: 0' (or enough history for the merge base; 'git fetch --unshallow' also works). $1"
 }
 
+# --- snapshot (optional): this build's fingerprints, for later --base-snapshot runs -----
+if [[ -n ${D2T_SNAPSHOT_OUT:-} ]]; then
+  snap_args=(snapshot --source-dir "$src" --build-dir "$build" --ctest-json "$ctest_json"
+    --dep-list "$dep_list" --output "$D2T_SNAPSHOT_OUT")
+  [[ -n ${D2T_CONFIG:-} ]] && snap_args+=(--config "$D2T_CONFIG")
+  [[ -n ${D2T_POLICY:-} ]] && snap_args+=(--policy "$D2T_POLICY")
+  if "$d2t_bin" "${snap_args[@]}" 2>"$work/snapshot.err"; then
+    echo "diff2test: wrote the build's snapshot to $D2T_SNAPSHOT_OUT"
+    output snapshot-file "$D2T_SNAPSHOT_OUT"
+  else
+    echo "::warning::diff2test snapshot wrote nothing: $(head -n3 "$work/snapshot.err" | tr '\n' ' ')"
+  fi
+fi
+
 base=${D2T_BASE:-}
 no_base=""
 if [[ -n $base ]]; then
@@ -203,6 +221,7 @@ args=(--ci --source-dir "$src" --build-dir "$build" --ctest-json "$ctest_json" -
 [[ $merge_base == true ]] && args+=(--merge-base)
 [[ -n ${D2T_POLICY:-} ]] && args+=(--policy "$D2T_POLICY")
 [[ -n ${D2T_CONFIG:-} ]] && args+=(--config "$D2T_CONFIG")
+[[ -n ${D2T_BASE_SNAPSHOT:-} ]] && args+=(--base-snapshot "$D2T_BASE_SNAPSHOT")
 [[ -n $shard ]] && args+=(--shard "$shard")
 
 # d2t FORMAT OUTFILE: one run; stderr kept in OUTFILE.err; returns the exit code.
