@@ -1,0 +1,285 @@
+//! Issue 14: messages that say what to do, one test per message that was
+//! wrong, on a real build of the fixture.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+const CORE_HPP: &str = "libs/core/include/core/core.hpp";
+
+fn run_args(args: &[&str]) -> Run {
+    run_bin(
+        &args.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        None,
+    )
+}
+
+#[test]
+fn no_arguments_name_every_missing_flag() {
+    let r = run_args(&[]);
+    assert_eq!(r.code, 2);
+    assert_eq!(r.stdout, "");
+    let line = r.stderr.lines().nth(1).unwrap();
+    for flag in [
+        "--source-dir",
+        "--build-dir",
+        "--ctest-json",
+        "--dep-list",
+        "--changed",
+    ] {
+        assert!(line.contains(flag), "{flag} missing from {line:?}");
+    }
+}
+
+#[test]
+fn help_lists_absolute_dep_list_entries_and_version_names_the_schemas() {
+    let r = run_args(&["--help"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("find \"$PWD/build\""), "{}", r.stdout);
+    assert!(r.stdout.contains(".ninja_deps"), "{}", r.stdout);
+    assert!(r.stdout.contains("5 SETUP_ERROR"), "{}", r.stdout);
+    let v = run_args(&["--version"]);
+    assert!(
+        v.stdout.contains("diff2test.plan.v2") && v.stdout.contains("diff2test.receipt.v2"),
+        "{}",
+        v.stdout
+    );
+}
+
+#[test]
+fn a_dep_list_entry_that_does_not_exist_says_so_with_its_remedy() {
+    let b = shared();
+    let list = b.root.join("deps-missing-entry.txt");
+    let mut text = std::fs::read_to_string(b.deps()).unwrap();
+    text.push_str(&format!("{}/no/such/file.o.d\n", b.build.display()));
+    std::fs::write(&list, text).unwrap();
+    let mut args = b.base_args();
+    let i = args.iter().position(|a| a == "--dep-list").unwrap();
+    args[i + 1] = list.display().to_string();
+    args.extend(["--changed".into(), CORE_HPP.into()]);
+    let r = run_bin(&args, None);
+    assert_eq!(r.code, 3);
+    assert!(
+        r.stderr.contains("no/such/file.o.d does not exist"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("is not inside any target's"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("remedy DEP_FILE_UNREADABLE:"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn config_not_found_lists_the_configurations_that_exist() {
+    let b = shared();
+    let r = b.run(&[CORE_HPP], &["--config", "Nope"]);
+    assert_eq!(r.code, 3);
+    assert!(
+        r.stderr
+            .contains("--config \"Nope\" is not in the codemodel, which has \"Debug\""),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn explain_with_format_json_prints_json() {
+    let b = shared();
+    let r = b.run(&[CORE_HPP], &["--explain", "core.add", "--format", "json"]);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
+    assert_eq!(v["tests"][0]["name"], "core.add");
+    assert_eq!(v["tests"][0]["action"], "selected");
+}
+
+#[test]
+fn every_reason_is_followed_by_its_remedy_once() {
+    let b = shared();
+    let r = b.run(&["README.md", "CMakeLists.txt"], &[]);
+    assert_eq!(r.code, 3);
+    for code in r.codes() {
+        let n = r
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with(&format!("remedy {code}:")))
+            .count();
+        assert_eq!(n, 1, "{code}: {}", r.stderr);
+    }
+    // Root cause first: the CMake edit before... both are change reasons; the
+    // state line stays first.
+    assert_eq!(r.state(), "FULL_SUITE_SELECTED");
+}
+
+#[test]
+fn the_receipt_carries_the_plans_input_identity() {
+    let b = shared();
+    let receipt = b.root.join("receipt-identity.json");
+    let r = b.run(
+        &[CORE_HPP],
+        &["--format", "json", "--receipt", receipt.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let rec: serde_json::Value = serde_json::from_slice(&std::fs::read(&receipt).unwrap()).unwrap();
+    assert_eq!(plan["input_identity"], rec["input_identity"]);
+    assert!(rec["input_identity"]
+        .as_str()
+        .unwrap()
+        .starts_with("sha256:"));
+}
+
+#[test]
+fn fail_on_setup_error_exits_5_only_for_setup_errors() {
+    let b = shared();
+    // A setup error: the catalogue path does not exist.
+    let mut args = b.base_args();
+    let i = args.iter().position(|a| a == "--ctest-json").unwrap();
+    args[i + 1] = b.root.join("nope.json").display().to_string();
+    args.extend([
+        "--changed".into(),
+        CORE_HPP.into(),
+        "--fail-on-setup-error".into(),
+    ]);
+    let r = run_bin(&args, None);
+    assert_eq!(r.code, 5, "{r:#?}");
+    assert_eq!(r.stdout, "");
+    assert_eq!(r.state(), "FULL_SUITE_REQUIRED");
+    // A change-caused fallback keeps exit 3.
+    let r = b.run(&["README.md"], &["--fail-on-setup-error"]);
+    assert_eq!(r.code, 3, "{r:#?}");
+}
+
+#[test]
+fn output_writes_the_selection_whole_and_stdout_stays_empty() {
+    let b = shared();
+    let out = b.root.join("selection-output.txt");
+    let r = b.run(&[CORE_HPP], &["--output", out.to_str().unwrap()]);
+    assert_eq!(r.code, 0);
+    assert_eq!(r.stdout, "");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.lines().collect::<Vec<_>>(), CORE_SELECTED);
+    let bad = b.run(&[CORE_HPP], &["--output", "/nonexistent-dir/x.txt"]);
+    assert_eq!(bad.code, 2);
+    assert_eq!(bad.stdout, "");
+}
+
+#[test]
+fn markdown_summary_has_the_state_first_and_the_test_names() {
+    let b = shared();
+    let r = b.run(&[CORE_HPP], &["--format", "markdown"]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stdout.starts_with("**diff2test: SUBSET_SELECTED**"),
+        "{}",
+        r.stdout
+    );
+    for t in CORE_SELECTED {
+        assert!(r.stdout.contains(&format!("`{t}`")), "{t}: {}", r.stdout);
+    }
+    let f = b.run(&["README.md"], &["--format", "markdown"]);
+    assert!(
+        f.stdout.starts_with("**diff2test: FULL_SUITE_SELECTED**"),
+        "{}",
+        f.stdout
+    );
+    assert!(f.stdout.contains("declare a [[boundary]]"), "{}", f.stdout);
+}
+
+#[test]
+fn shards_are_disjoint_stable_and_cover_the_selection() {
+    let b = shared();
+    let mut union = Vec::new();
+    for k in 1..=3 {
+        let r = b.run(&[CORE_HPP], &["--shard", &format!("{k}/3")]);
+        assert_eq!(r.code, 0);
+        let again = b.run(&[CORE_HPP], &["--shard", &format!("{k}/3")]);
+        assert_eq!(r.stdout, again.stdout, "stable");
+        union.extend(r.names().iter().map(|s| s.to_string()));
+    }
+    union.sort();
+    let before = union.len();
+    union.dedup();
+    assert_eq!(before, union.len(), "disjoint");
+    assert_eq!(union, CORE_SELECTED);
+    assert_eq!(b.run(&[CORE_HPP], &["--shard", "0/3"]).code, 2);
+    assert_eq!(b.run(&[CORE_HPP], &["--shard", "4/3"]).code, 2);
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("`git` is required by these tests: install it with `apt-get install git`");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// An in-source build dir that git does not ignore holds build products, not
+/// changes; the plan records --base/--head.
+#[test]
+fn an_in_source_build_dir_is_no_change_source_and_the_plan_records_the_revisions() {
+    let dir = scratch_dir("d2t-insource-");
+    let src = dir.path().join("src");
+    copy_fixture(&src);
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-q", "-m", "base"]);
+    let build = src.join("build");
+    let b = Built::from_parts(
+        dir,
+        src.parent().unwrap().to_path_buf(),
+        src.clone(),
+        build.clone(),
+    );
+    prepare(&b);
+    // Only core.hpp changes in the source; the build dir holds thousands of untracked files.
+    let hpp = src.join(CORE_HPP);
+    let text = std::fs::read_to_string(&hpp).unwrap();
+    std::fs::write(&hpp, format!("{text}\n// edited\n")).unwrap();
+    filetime::set_file_mtime(&hpp, filetime::FileTime::from_unix_time(1_000_000_000, 0)).unwrap();
+    let mut args = b.base_args();
+    args.extend([
+        "--no-ci".into(),
+        "--base".into(),
+        "HEAD".into(),
+        "--explain-changes".into(),
+        "--format".into(),
+        "json".into(),
+    ]);
+    let r = run_bin(&args, None);
+    let changed: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("change "))
+        .collect();
+    assert_eq!(changed.len(), 1, "only the header is a change: {changed:?}");
+    assert!(
+        changed[0].starts_with(&format!("change {CORE_HPP}:")),
+        "{changed:?}"
+    );
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(plan["change"]["base"], "HEAD");
+    assert_eq!(plan["change"]["head"], serde_json::Value::Null);
+}
