@@ -72,6 +72,7 @@ type Hook = Box<dyn Fn(&Ctx)>;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Generator {
     Makefiles,
+    Ninja,
     NinjaMultiConfig,
 }
 
@@ -500,11 +501,12 @@ pub fn build_tree(src: &Path, build: &Path, generator: Generator, first: &[Strin
     cfg.arg("-S").arg(src).arg("-B").arg(build);
     match generator {
         Generator::Makefiles => cfg.args(["-G", "Unix Makefiles", "-DCMAKE_BUILD_TYPE=Debug"]),
+        Generator::Ninja => cfg.args(["-G", "Ninja", "-DCMAKE_BUILD_TYPE=Debug"]),
         Generator::NinjaMultiConfig => cfg.args(["-G", "Ninja Multi-Config"]),
     };
     run_ok(&mut cfg, "cmake configure");
     let config: &[&str] = match generator {
-        Generator::Makefiles => &[],
+        Generator::Makefiles | Generator::Ninja => &[],
         Generator::NinjaMultiConfig => &["--config", "Debug"],
     };
     for t in first {
@@ -550,6 +552,10 @@ pub fn write_dep_list(build: &Path) {
         .filter(|p| p.ends_with(".d") && p.contains("/CMakeFiles/") && p.contains(".dir/"))
         .collect();
     deps.sort();
+    // Ninja folds the depfiles into its deps log: list it too (recognised by its header).
+    if build.join(".ninja_deps").is_file() {
+        deps.push(build.join(".ninja_deps").display().to_string());
+    }
     let mut text = deps.join("\n");
     if !text.is_empty() {
         text.push('\n');
@@ -2091,4 +2097,23 @@ fn snapshots_of_one_commit_in_two_build_dirs_are_identical() {
         "same commit, other checkout and build dir: equal snapshots"
     );
     assert!(first.len() < 64 * 1024, "compact: {} bytes", first.len());
+}
+
+#[test]
+fn precision_versioned_shared_library_on_ninja_gives_chains_and_a_subset() {
+    let o = versioned_scenario("p-versioned-ninja")
+        .generator(Generator::Ninja)
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["app.t"]);
+    assert!(
+        o.run.stderr.contains("depfile .ninja_deps record"),
+        "{}",
+        o.report()
+    );
+    assert!(
+        !o.run.stderr.contains("UNKNOWN_LINK_INPUT"),
+        "{}",
+        o.report()
+    );
 }
