@@ -264,30 +264,43 @@ impl<'g, 'm> Lookup<'g, 'm> {
 
     /// Path candidates in `text`: absolute ones, and relative ones joined to `wd`.
     fn path_candidates(text: &str, wd: Option<&str>) -> Vec<String> {
+        // Bytewise: every delimiter is ASCII, and no byte of a multi-byte
+        // UTF-8 character is ASCII, so slicing at these positions is safe.
+        const MAX: usize = 4096;
+        let b = text.as_bytes();
+        let ends = |c: u8, allow_space: bool| ends_path(c as char, allow_space);
+        let starts = |c: u8| c < 0x80 && starts_after(c as char);
         let mut out = Vec::new();
-        let chars: Vec<(usize, char)> = text.char_indices().collect();
-        let end_of = |from: usize, allow_space: bool| -> usize {
-            chars[from..]
-                .iter()
-                .find(|(_, c)| ends_path(*c, allow_space))
-                .map(|(i, _)| *i)
-                .unwrap_or(text.len())
-        };
-        for (k, &(i, c)) in chars.iter().enumerate() {
-            let at_start = k == 0 || starts_after(chars[k - 1].1);
-            if !at_start || ends_path(c, false) || c == '=' || c == ':' {
+        for i in 0..b.len() {
+            let c = b[i];
+            if c >= 0x80 || (i > 0 && !starts(b[i - 1])) || ends(c, false) || c == b'=' || c == b':'
+            {
                 continue;
             }
+            let absolute = c == b'/';
             for allow_space in [false, true] {
-                let e = end_of(k, allow_space);
-                let tok = text[i..e].trim_end_matches([' ', '.', ':']);
-                if tok.is_empty() || tok.len() > 4096 {
+                let limit = (i + MAX).min(b.len());
+                let e = (i..limit)
+                    .find(|&j| ends(b[j], allow_space))
+                    .unwrap_or(limit);
+                if !text.is_char_boundary(e) {
                     continue;
                 }
-                if c == '/' {
+                let tok = text[i..e].trim_end_matches([' ', '.', ':']);
+                if tok.is_empty() {
+                    continue;
+                }
+                if absolute {
                     out.push(paths::fold(tok));
                 } else if let Some(wd) = wd.filter(|w| w.starts_with('/')) {
-                    out.push(paths::join_fold(wd, tok));
+                    // A relative name: only file-like ones (a `/` or a `.`); a
+                    // bare word is an artifact name at most (see scan_names).
+                    if tok.contains('/') || tok.contains('.') {
+                        out.push(paths::join_fold(wd, tok));
+                    }
+                }
+                if e < limit && !allow_space && b[e] != b' ' {
+                    break; // both variants end at the same delimiter
                 }
             }
         }
@@ -434,9 +447,11 @@ pub fn extend_mappings(
             return n.clone();
         }
         let mut n = Named::default();
-        let dir = model.targets[t].dir_build.clone();
+        // Relative paths in definitions and headers are relative to each
+        // test's working directory at run time, not to anything here: only
+        // absolute paths and file names count (SAFETY-CONTRACT §9).
         for text in target_texts(model, t) {
-            lookup.scan_text(text, Some(&dir), false, &mut n);
+            lookup.scan_text(text, None, false, &mut n);
         }
         for &h in &headers_of[t] {
             let hn = header_named.entry(h).or_insert_with(|| {
@@ -445,8 +460,7 @@ pub fn extend_mappings(
                 match read_capped(path, max_bytes) {
                     Ok(bytes) => {
                         let text = String::from_utf8_lossy(&bytes);
-                        let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-                        lookup.scan_text(&text, Some(dir), false, &mut hn);
+                        lookup.scan_text(&text, None, false, &mut hn);
                     }
                     Err(e) => gaps.push(Gap::new(
                         Code::DepPrereqUninspectable,
