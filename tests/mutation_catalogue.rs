@@ -365,3 +365,63 @@ fn runner_is_present_and_executable() {
         "the runner names the packages it needs"
     );
 }
+
+#[test]
+fn compare_mode_entries_cover_each_outcome() {
+    // H.18 (issue 15): an equal snapshot keeps an empty subset, corrupt/foreign and mismatched
+    // snapshots fall back with their own codes, a stale one selects a subset, and with the mode
+    // off (or no snapshot) a CMake edit still costs the suite.
+    let (entries, hardening_ids) = load();
+    assert!(
+        hardening_ids.contains("H.18"),
+        "H.18 is declared in the header"
+    );
+    let h18: Vec<&Entry> = entries.iter().filter(|e| e.row == "H.18").collect();
+    let has = |f: &dyn Fn(&Entry) -> bool, what: &str| {
+        assert!(h18.iter().any(|e| f(e)), "H.18 needs {what}");
+    };
+    has(
+        &|e| {
+            e.outcome == "SUBSET_SELECTED"
+                && e.tests == "@none"
+                && e.action.contains("\"$SNAP\"")
+                && e.action.contains("assume BUILD_CONFIG")
+        },
+        "a positive control (the unmodified snapshot selects nothing, naming the assumption)",
+    );
+    has(
+        &|e| e.reason == "SNAPSHOT_INVALID",
+        "a SNAPSHOT_INVALID entry",
+    );
+    has(
+        &|e| e.reason == "SNAPSHOT_MISMATCH",
+        "a SNAPSHOT_MISMATCH entry",
+    );
+    has(
+        &|e| {
+            e.outcome == "SUBSET_SELECTED"
+                && e.tests != "@none"
+                && e.action.contains("BUILD_DESCRIPTION_CHANGED")
+        },
+        "a stale snapshot selecting a subset",
+    );
+    has(
+        &|e| e.reason == "CHANGE_BUILD_CONFIG" && e.action.contains("--base-snapshot"),
+        "a mode-off entry",
+    );
+    for e in &h18 {
+        let at = format!("line {} ({})", e.line, e.id);
+        assert_eq!(
+            e.build, "default",
+            "{at}: $SNAP is the default tree's snapshot"
+        );
+        assert!(
+            e.changed.ends_with("CMakeLists.txt"),
+            "{at}: the compare mode is about a changed CMake script"
+        );
+        assert!(
+            e.action.contains("EXTRA_ARGS=("),
+            "{at}: the compare flags go through EXTRA_ARGS"
+        );
+    }
+}
