@@ -1061,6 +1061,16 @@ pub fn data_flow(catalogue: &Catalogue, selected: &[bool]) -> Vec<Flow> {
     out
 }
 
+/// Test name → catalogue index.
+fn name_index(catalogue: &Catalogue) -> FastMap<&str, usize> {
+    catalogue
+        .tests
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1120,14 +1130,4 @@ mod tests {
         assert_eq!(sel(&[3]), vec![4]);
         assert_eq!(sel(&[5]), Vec::<usize>::new());
     }
-}
-
-/// Test name → catalogue index.
-fn name_index(catalogue: &Catalogue) -> FastMap<&str, usize> {
-    catalogue
-        .tests
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.as_str(), i))
-        .collect()
 }

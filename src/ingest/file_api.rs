@@ -185,6 +185,11 @@ pub struct Codemodel {
     /// Non-generated CMake inputs from cmakeFiles-v1 (absolute folded), plus the
     /// compilers named by toolchains-v1; `None` when cmakeFiles-v1 is absent.
     pub cmake_inputs: Option<Vec<String>>,
+    /// The `file(GLOB[_RECURSE] … CONFIGURE_DEPENDS …)` calls of the configure
+    /// (cmakeFiles 1.1 `globsDependent`, CMake 3.30+; empty before). A path
+    /// such a glob would list is a build-configuration input: see
+    /// [`Codemodel::matches_config_glob`].
+    pub config_globs: Vec<ConfigGlob>,
     /// Every reply file read, in read order (for input identity).
     pub files_read: Vec<String>,
     /// `<dir_build>/CMakeFiles/<name>.dir` → target index (Makefiles object directories).
@@ -211,6 +216,203 @@ impl Codemodel {
         }
         found.ok_or("is not inside any target's CMakeFiles/<target>.dir/ directory")
     }
+
+    /// True when `abs_path` (absolute, folded, the codemodel's spelling) is a
+    /// path one of the `CONFIGURE_DEPENDS` globs lists, or would list if it
+    /// were added: adding, removing or renaming it changes what the glob
+    /// returns, so CMake re-runs configure (see [`ConfigGlob::matches`]).
+    pub fn matches_config_glob(&self, abs_path: &str) -> bool {
+        self.config_globs.iter().any(|g| g.matches(abs_path))
+    }
+}
+
+/// One `file(GLOB …)` or `file(GLOB_RECURSE …)` call made with
+/// `CONFIGURE_DEPENDS`, as cmakeFiles 1.1 records it in `globsDependent`.
+///
+/// CMake writes `expression` absolute (relative patterns are joined to
+/// `CMAKE_CURRENT_SOURCE_DIR` first); its glob (kwsys `Glob`) starts in the
+/// directory before the component holding the first wildcard ([`Self::base`])
+/// and matches one component per pattern; `GLOB_RECURSE` matches the last
+/// pattern against names at any depth below the directories the others reach.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConfigGlob {
+    /// The expression as CMake wrote it.
+    pub expression: String,
+    /// Where the glob starts: the expression up to the last `/` before its
+    /// first wildcard, absolute and folded.
+    pub base: String,
+    /// The rest of the expression, one pattern per path component (`*`, `?`
+    /// and `[…]` with `!`/`^` and ranges; anything else is literal). Empty
+    /// components are dropped.
+    pub patterns: Vec<String>,
+    /// `file(GLOB_RECURSE)`.
+    pub recurse: bool,
+    /// Directories are listed too (`GLOB`'s default; `GLOB_RECURSE` with `LIST_DIRECTORIES true`).
+    pub list_directories: bool,
+    /// `GLOB_RECURSE … FOLLOW_SYMLINKS` (kept for reference: [`Self::matches`]
+    /// always assumes symlinked directories are followed, which matches more).
+    pub follow_symlinks: bool,
+    /// What it matched at configure time, absolute and folded (CMake writes
+    /// them relative to `RELATIVE <dir>` when given), sorted.
+    pub matched: Vec<String>,
+}
+
+impl ConfigGlob {
+    /// Builds a glob from a `globsDependent` entry; `source_root` anchors an
+    /// expression that is not absolute (CMake always writes absolute ones).
+    pub fn new(
+        expression: &str,
+        source_root: &str,
+        recurse: bool,
+        list_directories: bool,
+        follow_symlinks: bool,
+        relative: Option<&str>,
+        matched: &[String],
+    ) -> ConfigGlob {
+        let abs = if expression.starts_with('/') {
+            expression.to_owned()
+        } else {
+            format!("{source_root}/{expression}")
+        };
+        // kwsys Glob::FindFiles: the fixed prefix ends at the last '/' before the first wildcard.
+        let first_wild = abs.find(['*', '?', '[']).unwrap_or(abs.len());
+        let cut = abs[..first_wild].rfind('/').unwrap_or(0);
+        let base = paths::fold(&abs[..cut]);
+        let patterns = abs[cut..]
+            .split('/')
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let rel_base = relative.map(|r| paths::join_fold(source_root, r));
+        let mut matched: Vec<String> = matched
+            .iter()
+            .map(|p| paths::join_fold(rel_base.as_deref().unwrap_or(source_root), p))
+            .collect();
+        matched.sort();
+        matched.dedup();
+        ConfigGlob {
+            expression: expression.to_owned(),
+            base,
+            patterns,
+            recurse,
+            list_directories,
+            follow_symlinks,
+            matched,
+        }
+    }
+
+    /// True when the glob lists `abs_path` (absolute, folded) or would list it
+    /// if it existed, or `abs_path` lies inside a directory the glob lists
+    /// (its directory may be new). Whether the path exists now, or was listed
+    /// at configure time, is not asked: a build tree configured after the
+    /// change lists an added file already, so a listed path may still be one
+    /// the change added (with no change kind to tell, this matches more).
+    /// Symlinked directories are assumed to be followed (matches more).
+    pub fn matches(&self, abs_path: &str) -> bool {
+        let Some(rel) = paths::strip_root(abs_path, &self.base) else {
+            return false;
+        };
+        let n = self.patterns.len();
+        if rel.is_empty() || n == 0 {
+            return false;
+        }
+        let comps: Vec<&str> = rel.split('/').collect();
+        if comps.len() < n {
+            return false;
+        }
+        if self.recurse {
+            // Leading patterns reach directories; the last one matches names at any depth below.
+            let lead = &self.patterns[..n - 1];
+            if !lead.iter().zip(&comps).all(|(p, c)| glob_component(p, c)) {
+                return false;
+            }
+            let below = &comps[n - 1..];
+            (self.list_directories && below.len() >= 2)
+                || glob_component(&self.patterns[n - 1], below[below.len() - 1])
+        } else {
+            if !self
+                .patterns
+                .iter()
+                .zip(&comps)
+                .all(|(p, c)| glob_component(p, c))
+            {
+                return false;
+            }
+            comps.len() == n || self.list_directories
+        }
+    }
+}
+
+/// Matches one path component against one kwsys glob pattern (byte-wise, as
+/// kwsys's regex does): `*` any run, `?` one byte, `[set]` / `[!set]` /
+/// `[^set]` one byte in (or not in) the set, with `a-z` ranges and a leading
+/// `]` taken literally; an unclosed `[` is literal. Case-sensitive (Linux).
+fn glob_component(pattern: &str, name: &str) -> bool {
+    fn class_end(p: &[u8], i: usize) -> Option<usize> {
+        // p[i] == b'['; returns the index of the closing ']'.
+        let mut j = i + 1;
+        if p.get(j) == Some(&b'!') {
+            j += 1;
+        }
+        if p.get(j) == Some(&b']') {
+            j += 1;
+        }
+        while j < p.len() && p[j] != b']' {
+            j += 1;
+        }
+        (j < p.len()).then_some(j)
+    }
+    fn in_class(set: &[u8], c: u8) -> bool {
+        let (neg, set) = match set.first() {
+            Some(b'!') | Some(b'^') => (true, &set[1..]),
+            _ => (false, set),
+        };
+        let mut hit = false;
+        let mut k = 0;
+        while k < set.len() {
+            if k + 2 < set.len() && set[k + 1] == b'-' {
+                hit |= set[k] <= c && c <= set[k + 2];
+                k += 3;
+            } else {
+                hit |= set[k] == c;
+                k += 1;
+            }
+        }
+        hit != neg
+    }
+    let (p, s) = (pattern.as_bytes(), name.as_bytes());
+    let (mut pi, mut si) = (0, 0);
+    // Backtracking point: the last '*' seen, and where in `s` it resumes.
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        let step = match p.get(pi) {
+            Some(b'*') => {
+                star = Some((pi + 1, si));
+                pi += 1;
+                continue;
+            }
+            Some(b'?') => Some(pi + 1),
+            Some(b'[') => match class_end(p, pi) {
+                Some(end) => in_class(&p[pi + 1..end], s[si]).then_some(end + 1),
+                None => (s[si] == b'[').then_some(pi + 1),
+            },
+            Some(&c) => (s[si] == c).then_some(pi + 1),
+            None => None,
+        };
+        match (step, star) {
+            (Some(next), _) => {
+                pi = next;
+                si += 1;
+            }
+            (None, Some((sp, ss))) => {
+                pi = sp;
+                si = ss + 1;
+                star = Some((sp, ss + 1));
+            }
+            (None, None) => return false,
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
 }
 
 /// Result of loading the File API: a model when one could be built, and every gap found.
@@ -478,6 +680,38 @@ struct RawCmakeFiles {
     kind: String,
     version: RawVersion,
     inputs: Vec<RawCmakeInput>,
+    /// cmakeFiles 1.1 (CMake 3.30+): the `CONFIGURE_DEPENDS` globs.
+    #[serde(default, rename = "globsDependent")]
+    globs_dependent: Option<Vec<RawGlobDependent>>,
+}
+
+#[derive(Deserialize)]
+struct RawGlobDependent {
+    expression: String,
+    #[serde(default)]
+    recurse: Option<bool>,
+    #[serde(default, rename = "listDirectories")]
+    list_directories: Option<bool>,
+    #[serde(default, rename = "followSymlinks")]
+    follow_symlinks: Option<bool>,
+    #[serde(default)]
+    relative: Option<String>,
+    #[serde(default)]
+    paths: Option<Vec<String>>,
+}
+
+impl RawGlobDependent {
+    fn convert(&self, source_root: &str) -> ConfigGlob {
+        ConfigGlob::new(
+            &self.expression,
+            source_root,
+            self.recurse == Some(true),
+            self.list_directories == Some(true),
+            self.follow_symlinks == Some(true),
+            self.relative.as_deref(),
+            self.paths.as_deref().unwrap_or_default(),
+        )
+    }
 }
 
 #[derive(Deserialize)]
@@ -946,6 +1180,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
     }
 
     // cmakeFiles-v1: the CMake inputs of this configure, and a freshness check of the reply.
+    let mut config_globs = Vec::new();
     let cmake_inputs = match find_object(&index, "cmakeFiles", 1) {
         Err(g) => {
             gaps.push(g);
@@ -965,6 +1200,12 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
                 None
             }
             Ok(cf) => {
+                config_globs = cf
+                    .globs_dependent
+                    .iter()
+                    .flatten()
+                    .map(|g| g.convert(&source_root))
+                    .collect();
                 let mut inputs = Vec::new();
                 for inp in cf.inputs {
                     let abs = paths::join_fold(&source_root, &inp.path);
@@ -1040,6 +1281,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         targets,
         generated_files,
         cmake_inputs,
+        config_globs,
         files_read: ctx.files_read,
     })
 }
@@ -1280,5 +1522,157 @@ mod tests {
         assert!(matches!(f.role, Some(Borrowed(Cow::Owned(ref r))) if r == "libraries"));
         let f: RawFragment<'_> = serde_json::from_slice(br#"{"fragment": "-lm"}"#).unwrap();
         assert!(f.role.is_none());
+    }
+
+    /// `globsDependent` exactly as CMake 4.4.5 wrote it (cmakeFiles 1.1) for
+    ///
+    /// ```cmake
+    /// file(GLOB srcs CONFIGURE_DEPENDS src/*.cpp)
+    /// file(GLOB_RECURSE rsrcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
+    /// file(GLOB hdrs LIST_DIRECTORIES false RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}/inc CONFIGURE_DEPENDS inc/*.h inc/*.hpp)
+    /// file(GLOB_RECURSE sl FOLLOW_SYMLINKS LIST_DIRECTORIES true CONFIGURE_DEPENDS src/sub/*)
+    /// file(GLOB txt CONFIGURE_DEPENDS src/f[0-9].tx? ../globlab/src/*.none)
+    /// file(GLOB nothing CONFIGURE_DEPENDS src/*.zzz)
+    /// ```
+    ///
+    /// (source `/tmp/globlab`; `inputs` cut to two of its 96 entries).
+    const CMAKE_4_4_CMAKE_FILES: &str = r#"{
+ "inputs": [
+  {"path": "CMakeLists.txt"},
+  {"isGenerated": true, "path": "b/CMakeFiles/4.4.5/CMakeSystem.cmake"}
+ ],
+ "kind": "cmakeFiles",
+ "paths": {"build": "/tmp/globlab/b", "source": "/tmp/globlab"},
+ "version": {"major": 1, "minor": 1},
+ "globsDependent": [
+  {"expression": "/tmp/globlab/inc/*.h", "paths": ["x.h"], "relative": "/tmp/globlab/inc"},
+  {"expression": "/tmp/globlab/inc/*.hpp", "paths": ["y.hpp"], "relative": "/tmp/globlab/inc"},
+  {"expression": "/tmp/globlab/../globlab/src/*.none", "listDirectories": true, "paths": []},
+  {"expression": "/tmp/globlab/src/*.cpp", "listDirectories": true,
+   "paths": ["/tmp/globlab/src/a.cpp", "/tmp/globlab/src/b.cpp"]},
+  {"expression": "/tmp/globlab/src/*.zzz", "listDirectories": true, "paths": []},
+  {"expression": "/tmp/globlab/src/f[0-9].tx?", "listDirectories": true,
+   "paths": ["/tmp/globlab/src/f1.txt", "/tmp/globlab/src/f2.txt"]},
+  {"expression": "/tmp/globlab/src/*.cpp",
+   "paths": ["/tmp/globlab/src/a.cpp", "/tmp/globlab/src/b.cpp",
+             "/tmp/globlab/src/sub/c.cpp", "/tmp/globlab/src/sub/deep/d.cpp"],
+   "recurse": true},
+  {"expression": "/tmp/globlab/src/sub/*", "followSymlinks": true, "listDirectories": true,
+   "paths": ["/tmp/globlab/src/sub/c.cpp", "/tmp/globlab/src/sub/deep",
+             "/tmp/globlab/src/sub/deep/d.cpp"],
+   "recurse": true}
+ ]
+}"#;
+
+    fn globlab_model() -> Codemodel {
+        let cf: RawCmakeFiles = serde_json::from_str(CMAKE_4_4_CMAKE_FILES).unwrap();
+        assert_eq!((cf.kind.as_str(), cf.version.major), ("cmakeFiles", 1));
+        assert_eq!(cf.inputs.len(), 2);
+        Codemodel {
+            config_globs: cf
+                .globs_dependent
+                .iter()
+                .flatten()
+                .map(|g| g.convert("/tmp/globlab"))
+                .collect(),
+            ..Codemodel::default()
+        }
+    }
+
+    #[test]
+    fn globs_dependent_is_parsed_from_cmake_4_4() {
+        let m = globlab_model();
+        assert_eq!(m.config_globs.len(), 8);
+        let h = &m.config_globs[0];
+        assert_eq!(h.base, "/tmp/globlab/inc");
+        assert_eq!(h.patterns, ["*.h"]);
+        assert!(!h.recurse && !h.list_directories && !h.follow_symlinks);
+        // RELATIVE paths are made absolute against the RELATIVE directory.
+        assert_eq!(h.matched, ["/tmp/globlab/inc/x.h"]);
+        // `..` in the fixed prefix is folded, as the file system would resolve it.
+        assert_eq!(m.config_globs[2].base, "/tmp/globlab/src");
+        assert_eq!(m.config_globs[5].patterns, ["f[0-9].tx?"]);
+        let r = &m.config_globs[6];
+        assert!(r.recurse && !r.list_directories);
+        assert_eq!(r.matched.len(), 4);
+        let s = &m.config_globs[7];
+        assert!(s.recurse && s.list_directories && s.follow_symlinks);
+        assert_eq!(s.base, "/tmp/globlab/src/sub");
+        // A 1.0 reply (CMake < 3.30) has no globsDependent: no globs, nothing matches.
+        let old = r#"{"kind":"cmakeFiles","version":{"major":1,"minor":0},"inputs":[]}"#;
+        let cf: RawCmakeFiles = serde_json::from_str(old).unwrap();
+        assert!(cf.globs_dependent.is_none());
+        assert!(!Codemodel::default().matches_config_glob("/tmp/globlab/src/new.cpp"));
+    }
+
+    #[test]
+    fn a_path_a_configure_depends_glob_would_list_matches() {
+        let m = globlab_model();
+        let yes = [
+            "/tmp/globlab/src/new.cpp",          // GLOB src/*.cpp: an added source
+            "/tmp/globlab/src/a.cpp",            // listed: may be one the change added
+            "/tmp/globlab/src/.hidden.cpp",      // kwsys `*` matches a leading dot
+            "/tmp/globlab/src/x/deeper/e.cpp",   // GLOB_RECURSE src/*.cpp at any depth
+            "/tmp/globlab/inc/z.h",              // RELATIVE globs match like the others
+            "/tmp/globlab/src/f7.txt",           // [0-9] and ?
+            "/tmp/globlab/src/f7.txz",           //
+            "/tmp/globlab/src/sub/new/any.bin",  // recursive + LIST_DIRECTORIES: a new directory
+            "/tmp/globlab/src/sub/n.txt",        // src/sub/* recursive
+            "/tmp/globlab/src/dir.cpp/file.txt", // GLOB lists directories: dir.cpp may be new
+        ];
+        for p in yes {
+            assert!(m.matches_config_glob(p), "{p} should match");
+        }
+        let no = [
+            "/tmp/globlab/src/a.hpp",   // no pattern for .hpp under src
+            "/tmp/globlab/src",         // the base itself
+            "/tmp/globlab/inc/sub/z.h", // GLOB is not recursive
+            "/tmp/globlab/inc/z.hh",    // *.h is anchored
+            "/tmp/globlab/src/fa.txt",  // [0-9]
+            "/tmp/globlab/src/f10.txt", // f[0-9] is one byte
+            "/tmp/globlab/README.md",   // outside every base
+            "/tmp/globlab-other/src/x.cpp",
+            "/tmp/globlab/src/f1.txtx",
+        ];
+        for p in no {
+            assert!(!m.matches_config_glob(p), "{p} should not match");
+        }
+    }
+
+    #[test]
+    fn kwsys_glob_component_semantics() {
+        let t = |p: &str, n: &str| glob_component(p, n);
+        assert!(t("*", "") && t("*", "abc") && t("a*c", "abbbc") && t("a*c", "ac"));
+        assert!(!t("a*c", "abcd") && !t("?", "") && t("??", "é"));
+        assert!(t("*.c*", "x.cpp") && t("*a*a*", "banana") && !t("*a*a*a*a", "banana"));
+        assert!(t("[abc]", "b") && !t("[abc]", "d") && t("[a-c]x", "bx"));
+        assert!(t("[!a-c]", "d") && !t("[!a-c]", "b") && t("[^a]", "b") && !t("[^a]", "a"));
+        assert!(t("[]]", "]") && t("[!]]", "a") && !t("[!]]", "]"));
+        assert!(t("[a-]", "-") && t("[-a]", "-"));
+        // An unclosed bracket is a literal '['.
+        assert!(t("[ab", "[ab") && !t("[ab", "a"));
+        // Everything else is literal (no backslash escapes, no braces).
+        assert!(t("a.b", "a.b") && !t("a.b", "axb") && t("{a,b}", "{a,b}") && t(r"\*", r"\x"));
+    }
+
+    #[test]
+    fn glob_bases_cut_at_the_first_wildcard_component() {
+        let g = |e: &str| ConfigGlob::new(e, "/s", false, false, false, None, &[]);
+        assert_eq!(
+            (g("/s/a/b*/c/*.h").base, g("/s/a/b*/c/*.h").patterns),
+            (
+                "/s/a".into(),
+                vec!["b*".to_owned(), "c".into(), "*.h".into()]
+            )
+        );
+        assert_eq!(g("/s/a/x.h").base, "/s/a");
+        assert_eq!(g("rel/*.h").base, "/s/rel");
+        let deep = g("/s/*/inc/*.h");
+        assert!(deep.matches("/s/lib/inc/a.h"));
+        assert!(!deep.matches("/s/lib/src/a.h") && !deep.matches("/s/lib/inc/x/a.h"));
+        let r = ConfigGlob::new("/s/*/inc/*.h", "/s", true, false, false, None, &[]);
+        assert!(r.matches("/s/lib/inc/x/a.h") && r.matches("/s/lib/inc/a.h"));
+        assert!(!r.matches("/s/lib/src/a.h") && !r.matches("/s/lib/inc/x/a.c"));
+        assert!(!r.matches("/s/lib/inc"));
     }
 }

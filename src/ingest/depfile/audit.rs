@@ -1,0 +1,145 @@
+//! Audit: the file table and its index, duplicate units, freshness,
+//! symlink aliases and generated headers, once every depfile is mapped.
+
+use std::collections::HashSet;
+use std::time::SystemTime;
+
+use super::super::evidence::{DepEvidence, FileId, PathIndex, Tu};
+use super::super::file_api::Codemodel;
+use super::*;
+use crate::fasthash::FastMap;
+use crate::reason::{Code, Gap};
+
+/// Builds the evidence from the mapped units: the file table and its index,
+/// duplicate and freshness checks, symlink aliases and generated headers.
+pub(super) fn audit(
+    model: &Codemodel,
+    entries: &[String],
+    units: Vec<(usize, LocalUnit)>,
+    (stats, hashes): (Vec<FileStat>, &[Option<u64>]),
+    clean: bool,
+    mut ev: DepEvidence,
+    mut gaps: Vec<Gap>,
+) -> (DepEvidence, Vec<Gap>) {
+    // Only files a mapped unit lists are evidence. When a depfile was
+    // rejected or read again, the table also holds what it named (or named
+    // under a wrong guess of its directory): leave those out of the index,
+    // or a change to such a file would pass for a known header.
+    let used: Option<Vec<bool>> = (!clean).then(|| {
+        let mut used = vec![false; ev.files.len()];
+        for (_, u) in &units {
+            for &id in &u.prereqs {
+                used[id as usize] = true;
+            }
+        }
+        used
+    });
+    let listed = |id: usize| used.as_ref().is_none_or(|u| u[id]);
+    // Ids stay as the shared table gave them: which worker met a file first
+    // decides its number, so nothing may depend on the order of ids.
+    // The path index: the hashes were taken when the files were interned.
+    let by_path = PathIndex::new(&ev.files, hashes, listed);
+    let files = &ev.files;
+    let tus = &mut ev.tus;
+    {
+        let mut tu_of: FastMap<(usize, usize), usize> = FastMap::default();
+        let mut identities: FastMap<(u64, u64), usize> = FastMap::default();
+        let mut aged_units: Vec<(usize, Vec<Aged>)> = Vec::new(); // (tu index, its aged prerequisites)
+        for (entry, u) in units {
+            let d = &entries[entry];
+            if let Some(prev) = identities.insert(u.identity, entry) {
+                gaps.push(Gap::new(
+                    Code::DepFileDuplicate,
+                    format!("{} and {d} are the same file", entries[prev]),
+                ));
+                continue;
+            }
+            if let Some(prev) = tu_of.insert((u.target, u.source_index), entry) {
+                gaps.push(Gap::new(
+                    Code::DepFileDuplicate,
+                    format!(
+                        "{} and {d} both describe {} in target {:?}",
+                        entries[prev], u.source, model.targets[u.target].name
+                    ),
+                ));
+                continue;
+            }
+            if !u.aged.is_empty() {
+                aged_units.push((tus.len(), u.aged));
+            }
+            tus.push(Tu {
+                target: u.target,
+                source: u.source,
+                source_index: u.source_index,
+                depfile: d.clone(),
+                prereqs: u.prereqs,
+            });
+        }
+
+        // Freshness: every project prerequisite no newer than its depfile
+        // (found while mapping; reported here, for the units kept, in order).
+        let mut reported = HashSet::new();
+        for (tu_idx, aged) in aged_units {
+            let tu = &tus[tu_idx];
+            for a in aged {
+                match a {
+                    Aged::Newer(id) => gaps.push(Gap::new(
+                        Code::DepEvidenceStale,
+                        format!("{} is newer than {}", files[id as usize], tu.depfile),
+                    )),
+                    Aged::Unknown(id) => {
+                        if reported.insert(id) {
+                            gaps.push(Gap::new(
+                                Code::DepPrereqUninspectable,
+                                format!(
+                                    "{} (listed in {}) cannot be inspected",
+                                    files[id as usize], tu.depfile
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    ev.by_path = by_path;
+    ev.sizes = stats.iter().map(|st| st.size).collect();
+    ev.mtime_secs = stats
+        .iter()
+        .map(|st| {
+            st.mtime
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs())
+        })
+        .collect();
+    // Aliases: the real spelling of files reached through symlinks inside the tree.
+    for (id, st) in stats.into_iter().enumerate() {
+        if let Some(real) = st.real.filter(|_| listed(id)) {
+            ev.aliases.entry(real).or_default().push(id as FileId);
+        }
+    }
+    // Build-time generated headers included by a unit: look the (few) generated
+    // files up once, then test ids, not strings, against each unit's prerequisites.
+    let mut generated = vec![false; ev.files.len()];
+    let mut any_generated = false;
+    for g in &model.generated_files {
+        for id in ev.ids_of(g, None) {
+            generated[id as usize] = true;
+            any_generated = true;
+        }
+    }
+    let mut gi = Vec::new();
+    if any_generated {
+        for tu in &ev.tus {
+            for &id in &tu.prereqs {
+                if generated[id as usize] {
+                    gi.push((tu.target, ev.files[id as usize].clone()));
+                }
+            }
+        }
+    }
+    gi.sort();
+    gi.dedup();
+    ev.generated_includes = gi;
+    (ev, gaps)
+}

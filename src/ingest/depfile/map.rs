@@ -1,0 +1,200 @@
+//! Mapping: each parsed depfile to exactly one (target, source) unit.
+
+use super::super::evidence::FileId;
+use super::super::file_api::Codemodel;
+use super::*;
+use crate::fasthash::FastMap;
+use crate::paths;
+use crate::reason::{Code, Gap};
+
+pub(super) struct LocalUnit {
+    pub(super) target: usize,
+    /// Index of the main source in the target's compiled sources.
+    pub(super) source_index: usize,
+    pub(super) source: String,
+    /// (device, inode) of the depfile, to catch one file listed under two spellings.
+    pub(super) identity: (u64, u64),
+    /// Provisional ids, each once, in first-listed order.
+    pub(super) prereqs: Vec<FileId>,
+    /// Prerequisites newer than the depfile or without a timestamp, in order.
+    pub(super) aged: Vec<Aged>,
+}
+
+/// The unit depfile `d` (owned by `target`) describes, from its parse `p`:
+/// the mapping checks ([`check_unit`]) and the freshness of its prerequisites.
+pub(super) fn unit_of(
+    d: &str,
+    model: &Codemodel,
+    target: usize,
+    max_path: usize,
+    p: Parsed,
+    sources: &FastMap<(usize, &str), usize>,
+) -> Result<LocalUnit, Gap> {
+    let (source_index, source) = check_unit(d, model, target, max_path, &p, sources)?;
+    Ok(LocalUnit {
+        target,
+        source_index,
+        source,
+        identity: p.identity,
+        prereqs: p.prereqs,
+        aged: p.aged,
+    })
+}
+
+/// A prerequisite whose timestamp does not show the depfile is fresh.
+#[derive(Clone, Copy)]
+pub(super) enum Aged {
+    /// Modified after the depfile was written.
+    Newer(FileId),
+    /// No timestamp could be read.
+    Unknown(FileId),
+}
+
+/// The mapping checks after a clean parse, first failure wins: exactly one
+/// rule with prerequisites; one target, its own object; first prerequisite a
+/// compiled source of the owner; no prerequisite path over `--max-path-len`.
+/// Returns the unit's main source.
+pub(super) fn check_unit(
+    depfile: &str,
+    model: &Codemodel,
+    target: usize,
+    max_path: usize,
+    sink: &Parsed,
+    sources: &FastMap<(usize, &str), usize>,
+) -> Result<(usize, String), Gap> {
+    let t = &model.targets[target];
+    if sink.rules_with_prereqs > 1 {
+        return Err(Gap::new(
+            Code::DepFileMalformed,
+            format!("{depfile}: more than one rule with prerequisites"),
+        ));
+    }
+    let Some(first) = &sink.first else {
+        return Err(Gap::new(
+            Code::DepFileMalformed,
+            format!("{depfile}: no rule with prerequisites"),
+        ));
+    };
+    if sink.main_targets.len() != 1 {
+        return Err(Gap::new(
+            Code::DepFileMalformed,
+            format!(
+                "{depfile}: main rule has {} targets",
+                sink.main_targets.len()
+            ),
+        ));
+    }
+    // The -MT target is the object path relative to the build root; it must be this depfile's object.
+    let expected = depfile.strip_suffix(".d").unwrap_or(depfile);
+    if !paths::joins_to(&model.build_root, &sink.main_targets[0], expected) {
+        return Err(Gap::new(
+            Code::DepFileUnmapped,
+            format!(
+                "{depfile}: rule target {:?} is not its own object {expected}",
+                sink.main_targets[0]
+            ),
+        ));
+    }
+    let first = paths::join_fold_cow(&t.dir_build, first);
+    let Some(&src) = sources.get(&(target, first.as_ref())) else {
+        return Err(Gap::new(
+            Code::DepFileUnmapped,
+            format!(
+                "{depfile}: main source {first} is not a compiled source of target {:?}",
+                t.name
+            ),
+        ));
+    };
+    if sink.too_long {
+        return Err(Gap::new(
+            Code::LimitExceeded,
+            format!(
+                "{depfile}: a prerequisite path exceeds {} bytes (--max-path-len)",
+                max_path
+            ),
+        ));
+    }
+    if sink.table_full {
+        return Err(Gap::new(
+            Code::LimitExceeded,
+            format!("{depfile}: more distinct project files than this tool can number"),
+        ));
+    }
+    Ok((src, t.compiled[src].path.clone()))
+}
+
+/// Every compiled source of the codemodel by (target, path), for the check
+/// that a depfile's first prerequisite is a compiled source of its owner.
+/// Built apart so it can be built while the depfiles are still being read.
+pub struct SourceIndex<'m>(pub(super) FastMap<(usize, &'m str), usize>);
+
+impl<'m> SourceIndex<'m> {
+    /// Indexes every compiled source of `model`.
+    pub fn new(model: &'m Codemodel) -> Self {
+        let mut sources = FastMap::default();
+        for (ti, t) in model.targets.iter().enumerate() {
+            for (ci, c) in t.compiled.iter().enumerate() {
+                sources.entry((ti, c.path.as_str())).or_insert(ci);
+            }
+        }
+        SourceIndex(sources)
+    }
+}
+
+/// The codemodel and its source index, for mapping depfiles to units.
+#[derive(Clone, Copy)]
+pub(super) struct Mapper<'m> {
+    pub(super) model: &'m Codemodel,
+    pub(super) sources: &'m SourceIndex<'m>,
+    pub(super) max_path: usize,
+}
+
+/// What the codemodel says of one depfile read.
+pub(super) enum Mapped {
+    Unmapped(Gap),
+    /// Its relative prerequisites were resolved against a wrong guess of its
+    /// directory: to be read again against its owner's (`target`).
+    Again(usize),
+    Done(Result<LocalUnit, Gap>),
+}
+
+impl Mapper<'_> {
+    /// Maps depfile `d` (read as `result`; `None`: never read) to its owner
+    /// target and checks it ([`unit_of`]).
+    pub(super) fn map(&self, d: &str, result: Option<Result<Parsed, Gap>>) -> Mapped {
+        let model = self.model;
+        let target = match model.object_owner(d) {
+            Ok(t) => t,
+            Err(why) => {
+                if std::fs::symlink_metadata(d).is_err() {
+                    return Mapped::Unmapped(Gap::new(
+                        Code::DepFileUnreadable,
+                        format!(
+                            "{d} does not exist (relative dep-list entries are relative to BUILD)"
+                        ),
+                    ));
+                }
+                return Mapped::Unmapped(Gap::new(Code::DepFileUnmapped, format!("{d} {why}")));
+            }
+        };
+        let t = &model.targets[target];
+        match result {
+            Some(Ok(p))
+                if p.relative_to
+                    .as_ref()
+                    .is_some_and(|dir| *dir != t.dir_build) =>
+            {
+                Mapped::Again(target)
+            }
+            Some(Ok(p)) => {
+                Mapped::Done(unit_of(d, model, target, self.max_path, p, &self.sources.0))
+            }
+            Some(Err(g)) => Mapped::Done(Err(g)),
+            // Every entry is read; were one not, it would be missing evidence, never empty.
+            None => Mapped::Done(Err(Gap::new(
+                Code::DepFileUnreadable,
+                format!("{d}: not read"),
+            ))),
+        }
+    }
+}

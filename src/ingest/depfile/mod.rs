@@ -1,0 +1,643 @@
+//! Compiler dependency files from `--dep-list`: mapping, completeness and freshness.
+//!
+//! Invariant: when [`load`] returns no gaps, every compiled C/C++ translation
+//! unit (target, source) of the codemodel has exactly one `.d` file, each `.d`
+//! maps to exactly one such unit through the Unix Makefiles layout
+//! `<dir_build>/CMakeFiles/<target>.dir/…` and its first prerequisite, its rule
+//! target is its own object file, and no project prerequisite it lists is newer
+//! than it (contract §7-8). Missing evidence is never read as "no dependencies".
+//!
+//! Paths in a Makefiles depfile are as the compiler opened them, relative to
+//! the directory the compiler ran in (`<dir_build>`); they are joined and folded
+//! lexically (symlinks kept, as CMake keeps them). Only prerequisites inside the
+//! source or build root are project prerequisites; system headers are ignored.
+
+use std::time::SystemTime;
+
+use super::file_api::Codemodel;
+use super::Reader;
+use crate::reason::{Code, Gap};
+
+pub use super::aliases::join_outside_aliases;
+pub use super::coverage::{coverage_gaps, language_supported};
+pub use super::evidence::{DepEvidence, FileId, Tu};
+
+mod audit;
+mod map;
+mod read;
+use audit::*;
+pub use map::SourceIndex;
+use map::*;
+use read::*;
+
+/// Reads `--dep-list`, maps and audits every listed `.d`. Returns the evidence
+/// (possibly partial, for explanations) and every gap found.
+pub fn load(reader: &Reader, dep_list: &str, model: &Codemodel) -> (DepEvidence, Vec<Gap>) {
+    let roots = (model.source_root.as_str(), model.build_root.as_str());
+    let job = ReadJob::new(reader, dep_list, roots);
+    job.read_all()
+        .finish(reader, model, &SourceIndex::new(model))
+}
+
+/// Reading every depfile of the list, shared by any number of threads: each
+/// calls [`ReadJob::work`] and takes blocks of depfiles until none is left,
+/// so the thread that loads the codemodel joins in once it is done. Paths are
+/// resolved against the roots given on the command line and each depfile's
+/// directory as its path shows it; everything that needs the codemodel waits
+/// for [`Pending::finish`].
+pub struct ReadJob<'r> {
+    reader: &'r Reader,
+    dep_list: String,
+    /// The roots prerequisites are resolved against (`--source-dir`, `--build-dir`).
+    source_root: String,
+    build_root: String,
+    /// Read by the first thread that needs it.
+    list: std::sync::OnceLock<DepList>,
+    /// Next entry to take.
+    next: std::sync::atomic::AtomicUsize,
+    shared: SharedFiles,
+    /// The codemodel, once [`ReadJob::publish`]ed: from then on each worker
+    /// maps what it reads to its unit as it goes.
+    mapper: std::sync::OnceLock<Mapper<'r>>,
+}
+
+impl<'r> ReadJob<'r> {
+    /// A job for `dep_list`, resolving against `roots` (source, build).
+    pub fn new(
+        reader: &'r Reader,
+        dep_list: &str,
+        (source_root, build_root): (&str, &str),
+    ) -> Self {
+        ReadJob {
+            reader,
+            dep_list: dep_list.to_owned(),
+            source_root: source_root.to_owned(),
+            build_root: build_root.to_owned(),
+            list: std::sync::OnceLock::new(),
+            next: std::sync::atomic::AtomicUsize::new(0),
+            shared: SharedFiles::new(),
+            mapper: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Hands the codemodel to the workers, so that they map depfiles to units
+    /// while the rest is read (only when its roots are the ones the depfiles
+    /// are read against; [`Pending::finish`] maps whatever is left).
+    pub fn publish(&self, model: &'r Codemodel, sources: &'r SourceIndex<'r>) {
+        if model.source_root == self.source_root && model.build_root == self.build_root {
+            let _ = self.mapper.set(Mapper {
+                model,
+                sources,
+                max_path: self.reader.limits().max_path_len,
+            });
+        }
+    }
+
+    fn list(&self) -> &DepList {
+        self.list
+            .get_or_init(|| read_list(self.reader, &self.dep_list, &self.build_root))
+    }
+
+    /// Reads depfiles until none is left; returns what this thread read.
+    pub fn work(&self) -> Worker {
+        const BLOCK: usize = 8;
+        let mut w = Worker::default();
+        let list = self.list();
+        if list.failed {
+            return w;
+        }
+        let scope = Scope::new(&self.source_root, &self.build_root);
+        loop {
+            let start = self
+                .next
+                .fetch_add(BLOCK, std::sync::atomic::Ordering::Relaxed);
+            let Some(block) = list
+                .entries
+                .get(start..(start + BLOCK).min(list.entries.len()))
+            else {
+                break;
+            };
+            if block.is_empty() {
+                break;
+            }
+            for (k, d) in block.iter().enumerate() {
+                let parsed = read_one(self.reader, d, scope, guessed_dir(d), &self.shared, &mut w);
+                w.results.push((start + k, parsed));
+            }
+            if let Some(m) = self.mapper.get() {
+                for (i, r) in w.results.drain(..) {
+                    w.mapped.push((i, m.map(&list.entries[i], Some(r))));
+                }
+            }
+        }
+        w
+    }
+
+    /// Reads everything on all cores.
+    pub fn read_all(&self) -> Pending<'_, 'r> {
+        let workers = std::thread::scope(|s| {
+            let helpers: Vec<_> = (1..super::threads())
+                .map(|_| s.spawn(|| self.work()))
+                .collect();
+            self.work_and_join(helpers)
+        });
+        self.pending(workers)
+    }
+
+    /// Reads on this thread too until nothing is left, then waits for the
+    /// `helpers` (threads running [`ReadJob::work`]); a helper's panic is
+    /// raised here. Returns every thread's worker.
+    pub fn work_and_join(
+        &self,
+        helpers: Vec<std::thread::ScopedJoinHandle<'_, Worker>>,
+    ) -> Vec<Worker> {
+        let mut workers = vec![self.work()];
+        for h in helpers {
+            match h.join() {
+                Ok(w) => workers.push(w),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        workers
+    }
+
+    /// What `workers` (every thread that called [`ReadJob::work`], once all
+    /// of them returned) read, by entry.
+    pub fn pending(&self, workers: Vec<Worker>) -> Pending<'_, 'r> {
+        let list = self.list();
+        let mut p = Pending {
+            job: self,
+            results: std::iter::repeat_with(|| Slot::Unread)
+                .take(list.entries.len())
+                .collect(),
+            created: Vec::new(),
+            logs: Vec::new(),
+        };
+        for w in workers {
+            p.logs.extend(w.logs);
+            for (i, r) in w.results {
+                if let Some(slot) = p.results.get_mut(i) {
+                    *slot = Slot::Read(r);
+                }
+            }
+            for (i, m) in w.mapped {
+                if let Some(slot) = p.results.get_mut(i) {
+                    *slot = Slot::Mapped(m);
+                }
+            }
+            p.created.extend(w.created);
+        }
+        p
+    }
+}
+
+/// Depfiles read and parsed, some of them mapped.
+pub struct Pending<'j, 'r> {
+    job: &'j ReadJob<'r>,
+    /// By entry index.
+    results: Vec<Slot>,
+    created: Vec<(FileId, u64, FileStat)>,
+    /// Ninja deps logs met among the entries.
+    logs: Vec<(String, Vec<u8>, SystemTime)>,
+}
+
+/// What became of one entry of the list.
+enum Slot {
+    Unread,
+    Read(Result<Parsed, Gap>),
+    Mapped(Mapped),
+}
+
+impl Pending<'_, '_> {
+    /// Maps every depfile read to its owner target and audits the whole
+    /// evidence against `model` (coverage excepted: see [`coverage_gaps`]).
+    /// When the codemodel's roots are not the ones the depfiles were read
+    /// against, they are all read again against the codemodel's.
+    pub fn finish(
+        self,
+        reader: &Reader,
+        model: &Codemodel,
+        sources: &SourceIndex<'_>,
+    ) -> (DepEvidence, Vec<Gap>) {
+        let job = self.job;
+        if job.source_root != model.source_root || job.build_root != model.build_root {
+            return load(reader, &job.dep_list, model);
+        }
+        let mut ev = DepEvidence::default();
+        let list = job.list();
+        let mut gaps = list.gaps.clone();
+        let no_log_gap = || {
+            Gap::new(
+                Code::DepsLogMissing,
+                format!(
+                    "the build uses the {:?} generator, which folds compiler depfiles into BUILD/.ninja_deps, and {} names no deps log: add {}/.ninja_deps to it",
+                    model.generator, job.dep_list, model.build_root
+                ),
+            )
+        };
+        let ninja = model.generator.starts_with("Ninja");
+        if list.failed {
+            if ninja {
+                gaps.push(no_log_gap());
+            }
+            return (ev, gaps);
+        }
+        let entries = &list.entries;
+        let shared = &job.shared;
+        let scope = Scope::new(&model.source_root, &model.build_root);
+        let max_path = reader.limits().max_path_len;
+        // Map and check every depfile not mapped yet (all of them, unless the
+        // codemodel was published while they were read), on all cores; only a
+        // depfile whose relative prerequisites were resolved against a wrong
+        // guess of its directory waits, to be read again against its owner's.
+        let mapper = Mapper {
+            model,
+            sources,
+            max_path,
+        };
+        let mapped: Vec<Mapped> = if self.results.iter().all(|s| matches!(s, Slot::Mapped(_))) {
+            self.results
+                .into_iter()
+                .filter_map(|s| match s {
+                    Slot::Mapped(m) => Some(m),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            super::par_map_owned(self.results, |i, slot| match slot {
+                Slot::Mapped(m) => m,
+                Slot::Read(r) => mapper.map(&entries[i], Some(r)),
+                Slot::Unread => mapper.map(&entries[i], None),
+            })
+        };
+        let mut again = Worker::default();
+        let mut clean = true;
+        let mut units: Vec<(usize, LocalUnit)> = Vec::with_capacity(entries.len());
+        let mut logs = self.logs;
+        logs.sort_by(|a, b| a.0.cmp(&b.0));
+        for (i, m) in mapped.into_iter().enumerate() {
+            let d = &entries[i];
+            if logs.iter().any(|(l, _, _)| l == d) {
+                continue; // merged below
+            }
+            let unit = match m {
+                Mapped::Unmapped(g) => Err(g),
+                Mapped::Done(unit) => unit,
+                Mapped::Again(target) => {
+                    let dir = &model.targets[target].dir_build;
+                    let parsed = read_one(reader, d, scope, dir, shared, &mut again);
+                    clean = false;
+                    parsed.and_then(|p| unit_of(d, model, target, max_path, p, &sources.0))
+                }
+            };
+            match unit {
+                Ok(u) => units.push((i, u)),
+                Err(g) => {
+                    clean = false;
+                    gaps.push(g);
+                }
+            }
+        }
+        // Every file met, with its path's hash and its stat, by id.
+        let files = shared.take_paths();
+        let mut stats: Vec<FileStat> = std::iter::repeat_with(|| FileStat {
+            mtime: None,
+            size: None,
+            real: None,
+        })
+        .take(files.len())
+        .collect();
+        let mut hashes: Vec<Option<u64>> = vec![None; files.len()];
+        for (id, hash, st) in self.created.into_iter().chain(again.created) {
+            if let Some(slot) = stats.get_mut(id as usize) {
+                *slot = st;
+                hashes[id as usize] = Some(hash);
+            }
+        }
+        ev.files = files;
+        logs.extend(again.logs);
+        let (mut ev, mut gaps) = audit(model, entries, units, (stats, &hashes), clean, ev, gaps);
+        if ninja && logs.is_empty() {
+            gaps.push(no_log_gap());
+        }
+        for (path, bytes, mtime) in logs {
+            super::ninja_units::merge(&mut ev, &mut gaps, model, &path, &bytes, mtime, max_path);
+        }
+        (ev, gaps)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fasthash::hash_str;
+    use crate::ingest::evidence::PathIndex;
+    use crate::ingest::file_api::{CompiledSource, Target, TargetKind};
+    use crate::ingest::Limits;
+    use crate::paths;
+
+    #[test]
+    fn a_source_listed_twice_is_covered_by_its_one_unit() {
+        let source = |path: &str| CompiledSource {
+            path: path.into(),
+            language: "CXX".into(),
+            generated: false,
+        };
+        let mut model = Codemodel::default();
+        model.targets.push(Target {
+            name: "t".into(),
+            id: "t::@1".into(),
+            kind: TargetKind::StaticLibrary,
+            artifacts: Vec::new(),
+            dir_build: "/b".into(),
+            compiled: vec![source("/s/a.cpp"), source("/s/a.cpp"), source("/s/b.cpp")],
+            deps: Vec::new(),
+            object_inputs: Vec::new(),
+            defines: Vec::new(),
+            link_paths: Vec::new(),
+            ..Target::default()
+        });
+        let ev = DepEvidence {
+            files: vec!["/s/a.cpp".into()],
+            tus: vec![Tu {
+                target: 0,
+                source: "/s/a.cpp".into(),
+                source_index: 0,
+                depfile: "/b/CMakeFiles/t.dir/a.cpp.o.d".into(),
+                prereqs: vec![0],
+            }],
+            ..DepEvidence::default()
+        };
+        let gaps = coverage_gaps(&model, &ev, &[true]);
+        assert_eq!(gaps.len(), 1, "{gaps:?}");
+        assert!(gaps[0].to_string().contains("/s/b.cpp"), "{gaps:?}");
+        assert!(coverage_gaps(&model, &ev, &[false]).is_empty());
+    }
+
+    #[test]
+    fn token_cache_hits_only_the_token_it_holds() {
+        let mut c = TokenCache::default();
+        let (a, b) = ("/s/a.h", "/s/b.h");
+        c.insert(hash_str(a), a, 7);
+        assert_eq!(c.get(hash_str(a), a), Some(7));
+        assert_eq!(c.get(hash_str(b), b), None);
+        // Same hash, other token (a collision): neither cached nor confused.
+        c.insert(hash_str(a), b, 8);
+        assert_eq!(c.get(hash_str(a), b), None);
+        assert_eq!(c.get(hash_str(a), a), Some(7));
+        c.insert(hash_str(b), b, 9);
+        assert_eq!(c.get(hash_str(b), b), Some(9));
+    }
+
+    #[test]
+    fn path_index_checks_every_hit_against_the_file_table() {
+        let files: Vec<String> = ["/s/a.h", "/s/b.h", "/s/c.h"].map(String::from).into();
+        let hashes = [None, Some(hash_str("/s/b.h")), None];
+        let index = PathIndex::new(&files, &hashes, |id| id != 2);
+        assert_eq!(index.get(&files, "/s/a.h"), Some(0));
+        assert_eq!(index.get(&files, "/s/b.h"), Some(1));
+        assert_eq!(index.get(&files, "/s/c.h"), None, "not kept");
+        assert_eq!(index.get(&files, "/s/d.h"), None);
+        // A hash taken by another path: the slot's file does not match, so
+        // the spilled ids are searched.
+        let mut collided = PathIndex::default();
+        collided.by_hash.insert(hash_str("/s/b.h"), 0);
+        collided.spill.push(1);
+        assert_eq!(collided.get(&files, "/s/b.h"), Some(1));
+        assert_eq!(collided.get(&files, "/s/a.h"), None);
+    }
+
+    #[test]
+    fn may_hold_rejects_only_paths_that_start_with_neither_root() {
+        let s = Scope::new("/work/src", "/b");
+        for (path, want) in [
+            ("/work/src/a.h", true),
+            ("/work/srcX/a.h", true), // same first eight bytes: only a guess
+            ("/work/sr", true),
+            ("/work/s", false),
+            ("/usr/include/stdio.h", false),
+            ("/b", true),
+            ("/b/x.h", true),
+            ("/bin/x.h", true),
+            ("/", false),
+            ("", false),
+            ("/a/b", false),
+        ] {
+            assert_eq!(s.may_hold(path), want, "{path}");
+            let slow = |r: &str| path.as_bytes().starts_with(&r.as_bytes()[..r.len().min(8)]);
+            assert_eq!(want, slow(s.source_root) || slow(s.build_root), "{path}");
+        }
+        let all = Scope::new("/", "/");
+        assert!(all.may_hold("/usr/x.h"));
+    }
+
+    #[test]
+    fn guessed_dir_is_what_precedes_the_object_directory() {
+        assert_eq!(guessed_dir("/b/lib/CMakeFiles/t.dir/a.cpp.o.d"), "/b/lib");
+        assert_eq!(guessed_dir("/b/CMakeFiles/t.dir/sub/a.cpp.o.d"), "/b");
+        // A CMakeFiles directory that is not an object directory is skipped.
+        assert_eq!(
+            guessed_dir("/b/CMakeFiles/x/lib/CMakeFiles/t.dir/a.o.d"),
+            "/b/CMakeFiles/x/lib"
+        );
+        // Only a guess: the first object directory wins, the codemodel decides.
+        assert_eq!(
+            guessed_dir("/t/CMakeFiles/w.dir/b/CMakeFiles/t.dir/a.o.d"),
+            "/t"
+        );
+        assert_eq!(guessed_dir("/b/a.o.d"), "");
+    }
+
+    /// A hand-made tree whose build root itself lies inside a
+    /// `CMakeFiles/<x>.dir/` directory, so the guess made before the codemodel
+    /// is known is wrong for every depfile, and relative prerequisites must be
+    /// resolved again against the owner's directory.
+    struct Tree {
+        _tmp: tempfile::TempDir,
+        model: Codemodel,
+        dep_list: String,
+        header: String,
+    }
+
+    fn tree() -> Tree {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = paths::fold(tmp.path().to_str().expect("utf-8 temp dir"));
+        let src = format!("{root}/src");
+        let build = format!("{root}/CMakeFiles/w.dir/b");
+        let dir_build = format!("{build}/sub");
+        let obj_dir = format!("{dir_build}/CMakeFiles/t.dir");
+        std::fs::create_dir_all(&src).expect("mkdir");
+        std::fs::create_dir_all(&obj_dir).expect("mkdir");
+        std::fs::write(format!("{src}/a.cpp"), "int a;\n").expect("write");
+        let header = format!("{dir_build}/gen.h");
+        std::fs::write(&header, "\n").expect("write");
+        // `src/x.h` is `<dir_build>/src/x.h`; the wrong guess of the directory
+        // would make it `<root>/src/x.h`, a real file of the source tree.
+        std::fs::create_dir_all(format!("{dir_build}/src")).expect("mkdir");
+        std::fs::write(format!("{dir_build}/src/x.h"), "\n").expect("write");
+        std::fs::write(format!("{src}/x.h"), "\n").expect("write");
+        let dep_list = write_depfile(
+            &root,
+            &obj_dir,
+            &format!("sub/CMakeFiles/t.dir/a.cpp.o: {src}/a.cpp \\\n gen.h /usr/include/stdio.h src/x.h\n"),
+        );
+        let model = one_target_model(&src, &build, &dir_build, obj_dir);
+        Tree {
+            _tmp: tmp,
+            model,
+            dep_list,
+            header,
+        }
+    }
+
+    /// Writes `text` as `<obj_dir>/a.cpp.o.d`, last (so it is no older than
+    /// its prerequisites), and a dependency list naming it; returns the list.
+    fn write_depfile(root: &str, obj_dir: &str, text: &str) -> String {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(format!("{obj_dir}/a.cpp.o.d"), text).expect("write");
+        let dep_list = format!("{root}/deps.txt");
+        std::fs::write(&dep_list, format!("{obj_dir}/a.cpp.o.d\n")).expect("write");
+        dep_list
+    }
+
+    /// A codemodel of one static library `t` compiling `<src>/a.cpp` in
+    /// `dir_build`, its objects in `obj_dir`.
+    fn one_target_model(src: &str, build: &str, dir_build: &str, obj_dir: String) -> Codemodel {
+        Codemodel {
+            object_dirs: [(obj_dir, 0)].into_iter().collect(),
+            source_root: src.into(),
+            build_root: build.into(),
+            targets: vec![Target {
+                name: "t".into(),
+                id: "t::@1".into(),
+                kind: TargetKind::StaticLibrary,
+                artifacts: Vec::new(),
+                dir_build: dir_build.into(),
+                compiled: vec![CompiledSource {
+                    path: format!("{src}/a.cpp"),
+                    language: "CXX".into(),
+                    generated: false,
+                }],
+                deps: Vec::new(),
+                object_inputs: Vec::new(),
+                defines: Vec::new(),
+                link_paths: Vec::new(),
+                ..Target::default()
+            }],
+            ..Codemodel::default()
+        }
+    }
+
+    fn prereq_paths(ev: &DepEvidence) -> Vec<&str> {
+        ev.tus[0]
+            .prereqs
+            .iter()
+            .map(|&id| ev.files[id as usize].as_str())
+            .collect()
+    }
+
+    #[test]
+    fn relative_prerequisites_are_resolved_against_the_owner_not_the_guess() {
+        let t = tree();
+        let reader = Reader::new(Limits::default());
+        let (ev, gaps) = load(&reader, &t.dep_list, &t.model);
+        assert!(gaps.is_empty(), "{gaps:?}");
+        assert_eq!(ev.tus.len(), 1);
+        let source = t.model.targets[0].compiled[0].path.as_str();
+        let built_x = format!("{}/src/x.h", t.model.targets[0].dir_build);
+        assert_eq!(
+            prereq_paths(&ev),
+            vec![source, t.header.as_str(), built_x.as_str()]
+        );
+        assert!(ev.id_of(&t.header).is_some());
+        assert!(ev.id_of(&built_x).is_some());
+        assert_eq!(ev.source_id(&ev.tus[0]), ev.id_of(source));
+        assert!(ev.source_id(&ev.tus[0]).is_some());
+        // What the wrong guess named is no evidence: a change to it must stay unknown.
+        let decoy = format!("{}/x.h", t.model.source_root);
+        assert!(ev.id_of(&decoy).is_none(), "{:?}", ev.files);
+        assert!(ev.ids_of(&decoy, None).is_empty());
+    }
+
+    #[test]
+    fn units_mapped_while_reading_are_the_units_mapped_after() {
+        let t = tree();
+        let reader = Reader::new(Limits::default());
+        let (after, after_gaps) = load(&reader, &t.dep_list, &t.model);
+        let sources = SourceIndex::new(&t.model);
+        let roots = (t.model.source_root.as_str(), t.model.build_root.as_str());
+        let job = ReadJob::new(&reader, &t.dep_list, roots);
+        job.publish(&t.model, &sources);
+        assert!(job.mapper.get().is_some());
+        let pending = job.read_all();
+        assert!(
+            pending.results.iter().all(|s| matches!(s, Slot::Mapped(_))),
+            "every depfile was mapped by the worker that read it"
+        );
+        let (during, during_gaps) = pending.finish(&reader, &t.model, &sources);
+        assert_eq!(format!("{during_gaps:?}"), format!("{after_gaps:?}"));
+        assert_eq!(prereq_paths(&during), prereq_paths(&after));
+        let decoy = format!("{}/x.h", t.model.source_root);
+        assert!(during.id_of(&decoy).is_none());
+        // A codemodel with other roots is not handed to the workers.
+        let other = ReadJob::new(&reader, &t.dep_list, ("/elsewhere/src", "/elsewhere/build"));
+        other.publish(&t.model, &sources);
+        assert!(other.mapper.get().is_none());
+    }
+
+    /// Two reads in one process (and on one calling thread) of a tree whose
+    /// include directory became a symlink in between: the second read sees
+    /// the link, whatever the first one learnt about that directory.
+    #[test]
+    fn each_read_looks_at_the_symlinks_afresh() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = paths::fold(tmp.path().to_str().expect("utf-8 temp dir"));
+        let (src, build) = (format!("{root}/src"), format!("{root}/build"));
+        let obj_dir = format!("{build}/CMakeFiles/t.dir");
+        for d in [format!("{src}/real"), format!("{src}/inc"), obj_dir.clone()] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        std::fs::write(format!("{src}/a.cpp"), "int a;\n").expect("write");
+        std::fs::write(format!("{src}/real/x.h"), "\n").expect("write");
+        std::fs::write(format!("{src}/inc/x.h"), "\n").expect("write");
+        let dep_list = write_depfile(
+            &root,
+            &obj_dir,
+            &format!("CMakeFiles/t.dir/a.cpp.o: {src}/a.cpp \\\n {src}/inc/x.h\n"),
+        );
+        let model = one_target_model(&src, &build, &build, obj_dir);
+        let reader = Reader::new(Limits::default());
+        let (real_x, listed_x) = (format!("{src}/real/x.h"), format!("{src}/inc/x.h"));
+        let (ev, gaps) = load(&reader, &dep_list, &model);
+        assert!(gaps.is_empty(), "{gaps:?}");
+        assert!(
+            ev.ids_of(&real_x, None).is_empty(),
+            "inc/ is a directory of its own"
+        );
+        // inc/ becomes a symlink to real/.
+        std::fs::remove_dir_all(format!("{src}/inc")).expect("rm");
+        std::os::unix::fs::symlink(format!("{src}/real"), format!("{src}/inc")).expect("ln");
+        let (ev, gaps) = load(&reader, &dep_list, &model);
+        assert!(gaps.is_empty(), "{gaps:?}");
+        let listed = ev.id_of(&listed_x).expect("inc/x.h is listed");
+        assert_eq!(ev.ids_of(&real_x, None), vec![listed]);
+    }
+
+    #[test]
+    fn depfiles_read_against_other_roots_are_read_again() {
+        let t = tree();
+        let reader = Reader::new(Limits::default());
+        // As when --source-dir/--build-dir spell the roots differently from the codemodel.
+        let job = ReadJob::new(&reader, &t.dep_list, ("/elsewhere/src", "/elsewhere/build"));
+        let (ev, gaps) = job
+            .read_all()
+            .finish(&reader, &t.model, &SourceIndex::new(&t.model));
+        assert!(gaps.is_empty(), "{gaps:?}");
+        let source = t.model.targets[0].compiled[0].path.as_str();
+        let built_x = format!("{}/src/x.h", t.model.targets[0].dir_build);
+        assert_eq!(
+            prereq_paths(&ev),
+            vec![source, t.header.as_str(), built_x.as_str()]
+        );
+    }
+}
