@@ -183,6 +183,8 @@ pub fn classify(
     evidence: &DepEvidence,
     main_sources: &crate::fasthash::FastSet<FileId>,
     cmake_inputs: Option<&[String]>,
+    config_globs: &[crate::ingest::file_api::ConfigGlob],
+    edited: &std::collections::HashSet<String>,
     max_path_len: usize,
 ) -> Vec<Changed> {
     // Real (symlink-resolved) spellings of the roots, resolved once for all paths.
@@ -194,6 +196,13 @@ pub fn classify(
     let mut out: Vec<Changed> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for r in raw {
+        // A file the VCS reports as modified (not added or deleted) cannot
+        // have changed what a CONFIGURE_DEPENDS glob lists.
+        let globs = if r.to_str().is_some_and(|p| edited.contains(p)) {
+            &[][..]
+        } else {
+            config_globs
+        };
         let c = classify_one(
             r,
             roots,
@@ -201,6 +210,7 @@ pub fn classify(
             evidence,
             main_sources,
             cmake_inputs,
+            globs,
             max_path_len,
         );
         if seen.insert(c.display.clone()) {
@@ -239,6 +249,7 @@ fn classify_one(
     evidence: &DepEvidence,
     main_sources: &crate::fasthash::FastSet<FileId>,
     cmake_inputs: Option<&[String]>,
+    config_globs: &[crate::ingest::file_api::ConfigGlob],
     max_path_len: usize,
 ) -> Changed {
     let Some(p) = raw.to_str() else {
@@ -305,6 +316,7 @@ fn classify_one(
         evidence,
         main_sources,
         cmake_inputs,
+        config_globs,
     );
     c.abs = abs;
     c
@@ -317,6 +329,7 @@ fn classify_abs(
     evidence: &DepEvidence,
     main_sources: &crate::fasthash::FastSet<FileId>,
     cmake_inputs: Option<&[String]>,
+    config_globs: &[crate::ingest::file_api::ConfigGlob],
 ) -> Changed {
     let abs = abs.to_owned();
     let display = match paths::strip_root(&abs, roots.source) {
@@ -380,9 +393,15 @@ fn classify_abs(
         };
     }
     let in_inputs = cmake_inputs.is_some_and(|inputs| inputs.binary_search(&abs).is_ok());
-    if in_inputs || is_build_config_name(name) {
+    let glob = config_globs.iter().find(|g| g.matches(&abs));
+    if in_inputs || glob.is_some() || is_build_config_name(name) {
         let evidence = if in_inputs {
             "listed as a CMake input by the File API cmakeFiles-v1 reply".to_owned()
+        } else if let Some(g) = glob {
+            format!(
+                "the CONFIGURE_DEPENDS glob {:?} lists it or would list it if added (cmakeFiles-v1 globsDependent): adding or removing it re-runs configure",
+                g.expression
+            )
         } else {
             "named like a CMake build file (CMakeLists.txt / *.cmake)".to_owned()
         };

@@ -183,6 +183,9 @@ pub struct Request {
     pub base_snapshot: Option<String>,
     /// The commit the change set starts from (`--base` resolved, or the merge base).
     pub base_commit: Option<String>,
+    /// Changed paths (as given) that the VCS reports as modified in place, not
+    /// added, deleted or retyped: these cannot change what a glob lists.
+    pub edited: std::collections::HashSet<String>,
 }
 
 impl Request {
@@ -310,6 +313,7 @@ fn parse_snapshot(mut args: Vec<OsString>) -> Result<Parsed, String> {
         snapshot: true,
         base_snapshot: None,
         base_commit: None,
+        edited: Default::default(),
         source_dir,
     })))
 }
@@ -378,6 +382,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
     let mut changed = cli.changed;
     let mut vouched = None;
     let mut base_commit = None;
+    let mut edited = std::collections::HashSet::new();
     if let Some(base) = &cli.base {
         if ci && cli.head.is_none() {
             return Err("CI mode (--ci or CI=true) never reads the working tree: pass --head REV with --base, or an explicit list (--no-ci to override)".into());
@@ -408,6 +413,12 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
                     .to_str()
                     .is_some_and(|p| paths::is_within(&paths::fold(p), &build_dir))
         };
+        edited.extend(
+            changes
+                .iter()
+                .filter(|c| c.kind == crate::vcs::ChangeKind::Modified)
+                .filter_map(|c| c.path.to_str().map(str::to_owned)),
+        );
         changed.extend(
             changes
                 .into_iter()
@@ -483,6 +494,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         fail_on_setup_error: cli.fail_on_setup_error,
         snapshot: false,
         base_commit,
+        edited,
         base_snapshot: cli
             .base_snapshot
             .as_ref()

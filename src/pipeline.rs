@@ -305,6 +305,8 @@ fn analyse_evidence(
             &deps,
             &main_sources,
             model.cmake_inputs.as_deref(),
+            &model.config_globs,
+            &req.edited,
             req.limits.max_path_len,
         );
         let declared_forced =
