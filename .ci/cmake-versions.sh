@@ -3,6 +3,7 @@
 # Python venv under target/cmake-venvs/<name>/ (PyPI's `cmake` wheels put cmake and ctest in bin/):
 #
 #   target/cmake-venvs/3.20/    cmake==3.20.*   the oldest CMake diff2test supports (newest 3.20.x wheel)
+#   target/cmake-venvs/ninja-newest/  ninja  the newest ninja (1.13+; Debian ships 1.11)
 #   target/cmake-venvs/newest/  cmake>=4,<5     the newest 4.x (shared with
 #                                               .github/actions/diff2test/install-cmake.sh)
 #
@@ -111,3 +112,23 @@ fi
 for n in "${names[@]}"; do
   install_one "$n"
 done
+
+# --- the newest ninja from PyPI (the Ninja scenarios also run with it, besides Debian's 1.11) ---
+ninja_dir="$ROOT/ninja-newest"
+if [[ -f "$ninja_dir/.complete" && -x "$ninja_dir/bin/ninja" ]] && "$ninja_dir/bin/ninja" --version >/dev/null 2>&1; then
+  echo "$prog: $ninja_dir: ninja $("$ninja_dir/bin/ninja" --version) already installed" >&2
+else
+  echo "$prog: installing ninja (newest) into $ninja_dir" >&2
+  rm -rf "$ninja_dir"
+  mkdir -p "$ROOT"
+  python3 -m venv "$ninja_dir" >&2 || {
+    echo "$prog: error: python3 -m venv failed; install the venv module (Debian: apt-get install python3-venv)" >&2
+    exit 1
+  }
+  "$ninja_dir/bin/python" -m pip install --disable-pip-version-check --no-input -q --only-binary=:all: ninja >&2 || {
+    echo "$prog: error: pip could not install ninja from PyPI into $ninja_dir" >&2
+    exit 1
+  }
+  "$ninja_dir/bin/ninja" --version >/dev/null && touch "$ninja_dir/.complete"
+  echo "$prog: $ninja_dir: ninja $("$ninja_dir/bin/ninja" --version)" >&2
+fi

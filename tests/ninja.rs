@@ -666,3 +666,79 @@ fn corrupted_deps_log_is_deps_log_malformed_never_a_subset() {
         }
     }
 }
+
+// ------------------------------------------- the newest ninja from PyPI (1.13+)
+
+/// `target/cmake-venvs/ninja-newest/bin/ninja`, installed by `.ci/cmake-versions.sh`
+/// (run here when missing; a failure names what to install).
+fn newest_ninja() -> PathBuf {
+    let root = repo_root();
+    let ninja = root.join("target/cmake-venvs/ninja-newest/bin/ninja");
+    if !root
+        .join("target/cmake-venvs/ninja-newest/.complete")
+        .exists()
+    {
+        let out = Command::new("bash")
+            .arg(root.join(".ci/cmake-versions.sh"))
+            .arg("newest")
+            .current_dir(&root)
+            .output()
+            .expect("run bash .ci/cmake-versions.sh");
+        assert!(
+            out.status.success(),
+            "installing the newest ninja from PyPI failed (needs python3, python3-venv and PyPI): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(
+        ninja.is_file(),
+        "{} missing after .ci/cmake-versions.sh",
+        ninja.display()
+    );
+    ninja
+}
+
+fn ninja_newest_tree() -> &'static Tree {
+    static T: OnceLock<Tree> = OnceLock::new();
+    T.get_or_init(|| {
+        let ninja = newest_ninja();
+        let version = String::from_utf8(run_ok(Command::new(&ninja).arg("--version"))).unwrap();
+        let (major, minor) = {
+            let mut p = version.trim().split('.');
+            (
+                p.next().and_then(|x| x.parse::<u32>().ok()).unwrap_or(0),
+                p.next().and_then(|x| x.parse::<u32>().ok()).unwrap_or(0),
+            )
+        };
+        assert!(
+            (major, minor) >= (1, 13),
+            "want ninja >= 1.13, got {version}"
+        );
+        let arg = format!("-DCMAKE_MAKE_PROGRAM={}", ninja.display());
+        let arg: &'static str = Box::leak(arg.into_boxed_str());
+        build_ninja(Gen::Ninja, &[arg])
+    })
+}
+
+#[test]
+fn the_newest_ninja_gives_the_same_selections_as_makefiles() {
+    let _g = read();
+    let ms = make_sel(makefiles());
+    let ns = make_sel(ninja_newest_tree());
+    for changed in [
+        &[CORE_HPP][..],
+        &["libs/objs/src/checksum.cpp"][..],
+        &["libs/core/CMakeLists.txt"][..],
+        &["README.md"][..],
+    ] {
+        let m = run(ms, None, changed);
+        let n = run(ns, None, changed);
+        assert_same(&format!("ninja 1.13 {changed:?}"), (ms, &m), (ns, &n));
+    }
+    let n = run(ns, None, &[CORE_HPP]);
+    assert!(
+        n.stderr.contains(" -> depfile .ninja_deps record "),
+        "{}",
+        n.stderr
+    );
+}
