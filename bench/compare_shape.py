@@ -7,6 +7,12 @@ for the same source tree. Used by bench/validate-shape.sh.
 --fileapi-only compares only the File API reply (for a tree that was configured but
 not built: no depfiles, and ctest lists no commands before the build).
 
+A Ninja build (deps.txt names BUILD/.ninja_deps) has its deps log compared instead of
+depfiles: both logs must be laid out exactly as ninja 1.11's DepsLog writes them (each
+is re-encoded from its decoded records with ninja's rule and must give its own bytes),
+and must hold the same outputs with the same inputs in the same order. Only the record
+order (ninja's is the build's completion order) and the mtimes may differ.
+
 Both builds were configured from the same source directory. Paths under REAL_BUILD are
 rewritten to SYNTH_BUILD before comparing. Opaque hashes (target ids' directory hash,
 reply file names) are compared only for consistency, not for value. Prints every
@@ -16,6 +22,7 @@ import glob
 import json
 import os
 import re
+import struct
 import sys
 
 synth, real = (os.path.abspath(p) for p in sys.argv[1:3])
@@ -86,7 +93,10 @@ def check_depfiles():
         note(f"deps.txt: {len(s_list)} (synth) vs {len(r_list)} (real) entries; "
              f"only synth {sorted(set(s_list) - set(r_list))[:3]}, only real {sorted(set(r_list) - set(s_list))[:3]}")
     same = 0
-    for d in sorted(set(s_list) & set(r_list)):
+    logs = [d for d in set(s_list) & set(r_list) if d.endswith("/.ninja_deps")]
+    for d in logs:
+        check_deps_log(d, d.replace(synth, real))
+    for d in sorted(set(s_list) & set(r_list) - set(logs)):
         a = open(d, encoding="utf-8").read()
         b = fix(open(d.replace(synth, real), encoding="utf-8").read())
         if a == b:
@@ -99,7 +109,87 @@ def check_depfiles():
         else:
             i = next((i for i, (x, y) in enumerate(zip(ta, tb)) if x != y), min(len(ta), len(tb)))
             note(f"{d}: {len(ta)} vs {len(tb)} tokens, first difference at {i}: {ta[i:i+2]} vs {tb[i:i+2]}")
-    print(f"depfiles: {same} of {len(s_list)} byte-identical")
+    print(f"depfiles: {same} of {len(s_list) - len(logs)} byte-identical")
+
+
+def decode_deps_log(path):
+    """(paths, [(out_id, mtime, [input ids])]) of a version-4 .ninja_deps."""
+    b = open(path, "rb").read()
+    if b[:12] != b"# ninjadeps\n" or struct.unpack("<i", b[12:16])[0] != 4:
+        raise ValueError(f"{path}: not a version-4 ninja deps log")
+    o, paths, recs = 16, [], []
+    while o < len(b):
+        head, = struct.unpack("<I", b[o:o + 4])
+        n = head & 0x7FFFFFFF
+        p = b[o + 4:o + 4 + n]
+        o += 4 + n
+        if head & 0x80000000:
+            out, lo, hi = struct.unpack("<iII", p[:12])
+            recs.append((out, hi << 32 | lo, list(struct.unpack(f"<{(n - 12) // 4}i", p[12:]))))
+        else:
+            if struct.unpack("<I", p[-4:])[0] != (~len(paths)) & 0xFFFFFFFF:
+                raise ValueError(f"{path}: bad checksum at path record {len(paths)}")
+            paths.append(p[:-4].rstrip(b"\0").decode())
+    return paths, recs
+
+
+def encode_deps_log(records):
+    """ninja 1.11's DepsLog::RecordDeps from an empty log: path records for the
+    output then each input that has no id yet, then the deps record (skipped when
+    the output's live record has the same mtime and inputs)."""
+    out = bytearray(b"# ninjadeps\n" + struct.pack("<i", 4))
+    ids, live = {}, {}
+
+    def rid(path):
+        nonlocal changed
+        if path in ids:
+            return ids[path]
+        i = len(ids)
+        raw = path.encode()
+        pad = (4 - len(raw) % 4) % 4
+        out.extend(struct.pack("<I", len(raw) + pad + 4) + raw + b"\0" * pad + struct.pack("<I", ~i & 0xFFFFFFFF))
+        ids[path] = i
+        changed = True
+        return i
+
+    for o, mtime, ins in records:
+        changed = False
+        oid = rid(o)
+        iids = [rid(p) for p in ins]
+        if not changed and live.get(oid) == (mtime, iids):
+            continue
+        out.extend(struct.pack("<IiII", (4 * (3 + len(iids))) | 0x80000000, oid, mtime & 0xFFFFFFFF, mtime >> 32))
+        out.extend(struct.pack(f"<{len(iids)}i", *iids))
+        live[oid] = (mtime, iids)
+    return bytes(out)
+
+
+def check_deps_log(s_log, r_log):
+    """The two .ninja_deps: ninja's layout, then the same records."""
+    logs = {}
+    for label, path, fixer in (("synth", s_log, lambda x: x), ("real", r_log, fix)):
+        paths, recs = decode_deps_log(path)
+        named = [(paths[o], m, [paths[i] for i in ins]) for o, m, ins in recs]
+        if encode_deps_log(named) != open(path, "rb").read():
+            note(f"{label} .ninja_deps: not laid out as ninja 1.11 writes it")
+        live = {}
+        for o, m, ins in named:
+            live[fixer(o)] = [fixer(i) for i in ins]
+        logs[label] = (live, len(recs), len(paths))
+    (s_live, s_n, s_p), (r_live, r_n, r_p) = logs["synth"], logs["real"]
+    if set(s_live) != set(r_live):
+        note(f".ninja_deps outputs: only synth {sorted(set(s_live) - set(r_live))[:3]}, "
+             f"only real {sorted(set(r_live) - set(s_live))[:3]}")
+    same = 0
+    for o in sorted(set(s_live) & set(r_live)):
+        a, b = s_live[o], r_live[o]
+        if a == b:
+            same += 1
+        else:
+            i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            note(f".ninja_deps record {o}: {len(a)} vs {len(b)} inputs, first difference at {i}: {a[i:i+2]} vs {b[i:i+2]}")
+    print(f".ninja_deps: both laid out as ninja writes them; {same} of {len(s_live)} records with identical inputs "
+          f"(synth {s_n} records / {s_p} paths, real {r_n} / {r_p})")
 
 
 def check_ctest():

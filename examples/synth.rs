@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example synth -- --preset llvm --out DIR [--seed N]
+//! cargo run --release --example synth -- --preset llvm-ninja --out DIR [--seed N]
 //! ```
 //!
 //! Writes `DIR/src` (a real, configurable and buildable CMake project: every
@@ -16,6 +17,18 @@
 //! `build-config.txt`), and what an independent oracle in this file expects
 //! diff2test to do with them: `expected.txt` (exit code and counts) and
 //! `<change>.expected` (the test names of each subset).
+//!
+//! A `-ninja` preset (`tiny-ninja`, `small-ninja`, `llvm-ninja`, `chromium-ninja`)
+//! writes the same source tree and the build tree CMake 3.25 (Ninja, Debug) +
+//! ninja 1.11 would leave instead: the File API index names the generator "Ninja",
+//! link fragments are relative to the top of the build tree, OBJECT library
+//! artifacts carry ninja's `./` (`<t>.dir/./src/a.cpp.o`), cmakeFiles lists
+//! `CMakeNinjaFindMake.cmake`; there is no `.d` file, and one `BUILD/.ninja_deps`
+//! holds every object's record, byte for byte as ninja's `DepsLog` writes it
+//! (records in translation-unit order, each with its object's mtime, T0+200, as
+//! ninja records it; the inputs are the `.d` prerequisites ninja folded in).
+//! `deps.txt` names only `.ninja_deps`. No `build.ninja` or `.ninja_log` is written
+//! (diff2test reads neither).
 //!
 //! Shape: a layered DAG of libraries (static, shared with PUBLIC/PRIVATE deps,
 //! OBJECT libraries whose objects show up as generated `.o` sources of their
@@ -34,7 +47,7 @@
 //! Determinism: the output is a pure function of (preset, seed, output path).
 //! Modification times are fixed: sources and CMake files at T0, the File API
 //! reply at T0+100 (index included), ctest files at T0+150, objects and
-//! depfiles at T0+200, `deps.txt` at T0+300.
+//! depfiles (or `.ninja_deps` and its records) at T0+200, `deps.txt` at T0+300.
 //!
 //! The generation logic is a library-style `generate()` so tests can include
 //! this file with `#[path = "../examples/synth.rs"] mod synth;`.
@@ -100,10 +113,34 @@ pub struct Preset {
     pub tu_own_incs: (usize, usize),
     /// Dependency headers a library translation unit includes.
     pub tu_dep_incs: (usize, usize),
+    /// The CMake generator whose build tree is written.
+    pub generator: Generator,
 }
 
-/// The named presets.
+/// The CMake generator a synthetic build tree imitates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Generator {
+    /// Unix Makefiles: one gcc `.o.d` per object, kept after the build; link
+    /// fragments relative to the target's build directory.
+    Makefiles,
+    /// Ninja (single-config): no `.d` files (ninja folds each into
+    /// `BUILD/.ninja_deps`, byte for byte as ninja 1.11 writes it, and deletes
+    /// it); link fragments relative to the top of the build tree; OBJECT
+    /// library artifacts with ninja's `./` (`<t>.dir/./src/a.cpp.o`).
+    Ninja,
+}
+
+/// The named presets. `NAME-ninja` (e.g. `llvm-ninja`) is preset NAME's tree as
+/// the Ninja generator leaves it.
 pub fn preset(name: &str) -> Option<Preset> {
+    if let Some(base) = name.strip_suffix("-ninja") {
+        let p = preset(base).filter(|p| p.generator == Generator::Makefiles)?;
+        return Some(Preset {
+            name: NINJA_NAMES[PRESETS.iter().position(|n| *n == p.name)?],
+            generator: Generator::Ninja,
+            ..p
+        });
+    }
     let base = Preset {
         name: "tiny",
         libs: 10,
@@ -134,6 +171,7 @@ pub fn preset(name: &str) -> Option<Preset> {
         same_layer_pct: 0,
         tu_own_incs: (1, 3),
         tu_dep_incs: (0, 3),
+        generator: Generator::Makefiles,
     };
     Some(match name {
         "tiny" => base,
@@ -191,6 +229,7 @@ pub fn preset(name: &str) -> Option<Preset> {
             same_layer_pct: 30,
             tu_own_incs: (2, 5),
             tu_dep_incs: (2, 6),
+            ..base
         },
         "chromium" => Preset {
             name: "chromium",
@@ -222,13 +261,16 @@ pub fn preset(name: &str) -> Option<Preset> {
             same_layer_pct: 15,
             tu_own_incs: (2, 5),
             tu_dep_incs: (2, 6),
+            ..base
         },
         _ => return None,
     })
 }
 
-/// Names accepted by [`preset`].
+/// Names accepted by [`preset`] (Unix Makefiles trees).
 pub const PRESETS: &[&str] = &["tiny", "small", "llvm", "chromium"];
+/// The same presets as Ninja build trees, in [`PRESETS`] order.
+pub const NINJA_NAMES: &[&str] = &["tiny-ninja", "small-ninja", "llvm-ninja", "chromium-ninja"];
 
 // ---------------------------------------------------------------------------
 // PRNG (splitmix64)
@@ -469,6 +511,10 @@ pub struct Summary {
     pub src_bytes: u64,
     pub depfiles: usize,
     pub depfile_bytes: u64,
+    /// Ninja trees: `BUILD/.ninja_deps` (0 for Makefiles trees).
+    pub deps_log_bytes: u64,
+    pub deps_log_records: usize,
+    pub deps_log_paths: usize,
     pub reply_files: usize,
     pub reply_bytes: u64,
     pub ctest_json_bytes: u64,
@@ -485,9 +531,14 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Bytes of evidence diff2test reads (depfiles, reply JSON, ctest.json, deps.txt).
+    /// Bytes of evidence diff2test reads (depfiles or the deps log, reply JSON,
+    /// ctest.json, deps.txt).
     pub fn evidence_bytes(&self) -> u64 {
-        self.depfile_bytes + self.reply_bytes + self.ctest_json_bytes + self.deps_txt_bytes
+        self.depfile_bytes
+            + self.deps_log_bytes
+            + self.reply_bytes
+            + self.ctest_json_bytes
+            + self.deps_txt_bytes
     }
     pub fn render(&self) -> String {
         let mb = |b: u64| b as f64 / 1_048_576.0;
@@ -516,12 +567,23 @@ impl Summary {
             self.src_files,
             mb(self.src_bytes)
         );
-        let _ = writeln!(
-            s,
-            "  .d files        {:>7} files {:>9.1} MB",
-            self.depfiles,
-            mb(self.depfile_bytes)
-        );
+        if self.deps_log_bytes > 0 {
+            let _ = writeln!(
+                s,
+                "  .ninja_deps     {:>7} file  {:>9.1} MB ({} records, {} paths)",
+                1,
+                mb(self.deps_log_bytes),
+                self.deps_log_records,
+                self.deps_log_paths
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "  .d files        {:>7} files {:>9.1} MB",
+                self.depfiles,
+                mb(self.depfile_bytes)
+            );
+        }
         let _ = writeln!(
             s,
             "  File API reply  {:>7} files {:>9.1} MB",
@@ -779,6 +841,84 @@ impl DepWriter {
     fn finish(mut self) -> String {
         self.out.push('\n');
         self.out
+    }
+}
+
+/// A `.ninja_deps` (version 4) written as ninja 1.11's `DepsLog::RecordId` and
+/// `RecordDeps` write it, one record per output, streamed: byte for byte what
+/// `diff2test::ingest::ninja_deps::write` gives for the same records
+/// (`tests/synth_smoke.rs` checks so). Each path gets its path record (path,
+/// NUL padding to 4 bytes, checksum `!id`) when it is first met, the output
+/// before its inputs; then the deps record (output id, mtime low and high
+/// halves, input ids).
+pub struct NinjaLog {
+    pub out: Vec<u8>,
+    ids: HashMap<String, u32>,
+    scratch: Vec<u32>,
+    pub records: usize,
+}
+
+impl Default for NinjaLog {
+    fn default() -> Self {
+        let mut out = Vec::with_capacity(1 << 20);
+        out.extend_from_slice(b"# ninjadeps\n");
+        out.extend_from_slice(&4i32.to_le_bytes());
+        NinjaLog {
+            out,
+            ids: HashMap::new(),
+            scratch: Vec::new(),
+            records: 0,
+        }
+    }
+}
+
+impl NinjaLog {
+    /// ninja's `kMaxRecordSize`.
+    const MAX_RECORD: usize = (1 << 19) - 1;
+
+    /// The path's node id, writing its path record when it has none yet.
+    pub fn id(&mut self, path: &str) -> u32 {
+        if let Some(&id) = self.ids.get(path) {
+            return id;
+        }
+        let id = self.ids.len() as u32;
+        let pad = (4 - path.len() % 4) % 4;
+        let size = path.len() + pad + 4;
+        assert!(
+            !path.is_empty() && size <= Self::MAX_RECORD,
+            "ninja refuses {path:?}"
+        );
+        self.out.extend_from_slice(&(size as u32).to_le_bytes());
+        self.out.extend_from_slice(path.as_bytes());
+        self.out.extend_from_slice(&[0u8; 3][..pad]);
+        self.out.extend_from_slice(&(!id).to_le_bytes());
+        self.ids.insert(path.to_owned(), id);
+        id
+    }
+
+    /// Appends a deps record (the output's first: ninja skips a record only
+    /// when the output already has one with the same mtime and inputs).
+    pub fn deps(&mut self, out: u32, mtime_ns: u64, inputs: &[u32]) {
+        let size = 4 * (3 + inputs.len());
+        assert!(
+            size <= Self::MAX_RECORD,
+            "deps record over ninja's size limit"
+        );
+        self.out
+            .extend_from_slice(&(size as u32 | 0x8000_0000).to_le_bytes());
+        self.out.extend_from_slice(&out.to_le_bytes());
+        self.out.extend_from_slice(&(mtime_ns as u32).to_le_bytes());
+        self.out
+            .extend_from_slice(&((mtime_ns >> 32) as u32).to_le_bytes());
+        for id in inputs {
+            self.out.extend_from_slice(&id.to_le_bytes());
+        }
+        self.records += 1;
+    }
+
+    /// Paths recorded so far.
+    pub fn paths(&self) -> usize {
+        self.ids.len()
     }
 }
 
@@ -1980,6 +2120,19 @@ impl<'p> Gen<'p> {
         }
     }
 
+    /// An OBJECT library's object as its `artifacts[]` names it: single-config
+    /// Ninja puts its (empty) configuration directory in, as `./`.
+    fn obj_artifact(&self, tu: &Tu) -> String {
+        let rel = self.obj_rel(tu);
+        match self.p.generator {
+            Generator::Makefiles => rel,
+            Generator::Ninja => {
+                let i = rel.find(".dir/").expect("object directory") + 5;
+                format!("{}./{}", &rel[..i], &rel[i..])
+            }
+        }
+    }
+
     fn artifact_rel(&self, t: usize) -> Option<String> {
         let tg = &self.targets[t];
         let dir = &self.dirs[tg.dir].rel;
@@ -2273,13 +2426,54 @@ impl<'p> Gen<'p> {
 
     /// The depfile text and (total, project) prerequisite counts.
     fn depfile(&self, u: usize, stamp: &mut [u32], sstamp: &mut [u32]) -> (String, usize, usize) {
+        let mut w = DepWriter::new(&self.obj_rel(&self.tus[u]));
+        let (mut n, mut np) = (0, 0);
+        self.prereqs(u, stamp, sstamp, |p, project| {
+            w.dep(p);
+            n += 1;
+            np += usize::from(project);
+        });
+        (w.finish(), n, np)
+    }
+
+    /// Appends the unit's `.ninja_deps` record (the same prerequisites as its
+    /// depfile, which ninja folds in and deletes) and returns the
+    /// (total, project) prerequisite counts.
+    fn ninja_record(
+        &self,
+        u: usize,
+        stamp: &mut [u32],
+        sstamp: &mut [u32],
+        log: &mut NinjaLog,
+        mtime_ns: u64,
+    ) -> (usize, usize) {
+        let out = log.id(&self.obj_rel(&self.tus[u]));
+        let mut ins = std::mem::take(&mut log.scratch);
+        ins.clear();
+        let mut np = 0;
+        self.prereqs(u, stamp, sstamp, |p, project| {
+            ins.push(log.id(p));
+            np += usize::from(project);
+        });
+        log.deps(out, mtime_ns, &ins);
+        let n = ins.len();
+        log.scratch = ins;
+        (n, np)
+    }
+
+    /// Calls `f(path, is_project_file)` for each prerequisite g++ 12 lists for
+    /// the unit, in its order: the source, `stdc-predef.h`, then the includes.
+    fn prereqs(
+        &self,
+        u: usize,
+        stamp: &mut [u32],
+        sstamp: &mut [u32],
+        mut f: impl FnMut(&str, bool),
+    ) {
         let tu = &self.tus[u];
         let cur = u as u32 + 1;
-        let mut w = DepWriter::new(&self.obj_rel(tu));
-        w.dep(&format!("{}/{}", self.src, tu.rel));
-        w.dep(STDC_PREDEF);
-        let mut n = 2;
-        let mut np = 1;
+        f(&format!("{}/{}", self.src, tu.rel), true);
+        f(STDC_PREDEF, false);
         // Explicit stack of include lists: depth-first, first inclusion wins.
         let mut stack: Vec<(&[Inc], usize)> = vec![(&tu.incs, 0)];
         let mut path = String::new();
@@ -2297,9 +2491,7 @@ impl<'p> Gen<'p> {
                         path.push_str(&self.src);
                         path.push('/');
                         path.push_str(&hd.rel);
-                        w.dep(&path);
-                        n += 1;
-                        np += 1;
+                        f(&path, true);
                         stack.push((&hd.incs, 0));
                     }
                 }
@@ -2307,14 +2499,12 @@ impl<'p> Gen<'p> {
                     for &p in &self.data.std_closure[s as usize] {
                         if sstamp[p as usize] != cur {
                             sstamp[p as usize] = cur;
-                            w.dep(self.data.sys[p as usize]);
-                            n += 1;
+                            f(self.data.sys[p as usize], false);
                         }
                     }
                 }
             }
         }
-        (w.finish(), n, np)
     }
 
     fn backtrace_graph(&self, nodes: &BtGraph) -> J {
@@ -2395,7 +2585,7 @@ impl<'p> Gen<'p> {
                 J::A(
                     tg.tus
                         .iter()
-                        .map(|&u| obj(vec![("path", s(self.obj_rel(&self.tus[u])))]))
+                        .map(|&u| obj(vec![("path", s(self.obj_artifact(&self.tus[u])))]))
                         .collect(),
                 ),
             ));
@@ -2441,7 +2631,14 @@ impl<'p> Gen<'p> {
                     let a = self.artifact_rel(l).expect("linkable");
                     frags.push(obj(vec![
                         ("backtrace", J::I(b as i64)),
-                        ("fragment", s(relpath(dir, &a))),
+                        // Makefiles link in the target's directory, Ninja at the top.
+                        (
+                            "fragment",
+                            s(match self.p.generator {
+                                Generator::Makefiles => relpath(dir, &a),
+                                Generator::Ninja => a,
+                            }),
+                        ),
                         ("role", s("libraries")),
                     ]));
                 }
@@ -2877,6 +3074,16 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
     };
     let src_p = PathBuf::from(&src);
     let build_p = PathBuf::from(&build);
+    let ninja = preset.generator == Generator::Ninja;
+    let (gen_name, make_program, make_help) = if ninja {
+        (
+            "Ninja",
+            "/usr/bin/ninja",
+            "Program used to build from build.ninja files.",
+        )
+    } else {
+        ("Unix Makefiles", "/usr/bin/gmake", "Path to a program.")
+    };
 
     // ---- source tree (T0)
     for (rel, text) in &cmake_files {
@@ -3033,10 +3240,15 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
                 ("path", s(format!("{build}/{p}"))),
             ]));
         } else {
+            // The generator's make-program module (CMakeUnixFindMake / CMakeNinjaFindMake).
+            let p = match p.strip_suffix("CMakeUnixFindMake.cmake") {
+                Some(dir) if ninja => format!("{dir}CMakeNinjaFindMake.cmake"),
+                _ => (*p).to_owned(),
+            };
             inputs.push(obj(vec![
                 ("isCMake", J::Raw("true")),
                 ("isExternal", J::Raw("true")),
-                ("path", s(*p)),
+                ("path", s(p)),
             ]));
         }
     }
@@ -3062,15 +3274,14 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
         json_file_api(&cmake_files_json),
     )?;
     let cache_entry = |name: &str, ty: &str, value: &str, help: &str| {
+        let mut props = Vec::new();
+        if ninja && name == "CMAKE_MAKE_PROGRAM" {
+            props.push(obj(vec![("name", s("ADVANCED")), ("value", s("1"))]));
+        }
+        props.push(obj(vec![("name", s("HELPSTRING")), ("value", s(help))]));
         obj(vec![
             ("name", s(name)),
-            (
-                "properties",
-                J::A(vec![obj(vec![
-                    ("name", s("HELPSTRING")),
-                    ("value", s(help)),
-                ])]),
-            ),
+            ("properties", J::A(props)),
             ("type", s(ty)),
             ("value", s(value)),
         ])
@@ -3094,7 +3305,7 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
                 cache_entry(
                     "CMAKE_GENERATOR",
                     "INTERNAL",
-                    "Unix Makefiles",
+                    gen_name,
                     "Name of generator.",
                 ),
                 cache_entry(
@@ -3103,12 +3314,7 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
                     &src,
                     "Source directory with the top level CMakeLists.txt file for this project",
                 ),
-                cache_entry(
-                    "CMAKE_MAKE_PROGRAM",
-                    "FILEPATH",
-                    "/usr/bin/gmake",
-                    "Path to a program.",
-                ),
+                cache_entry("CMAKE_MAKE_PROGRAM", "FILEPATH", make_program, make_help),
                 cache_entry(
                     "CMAKE_PROJECT_NAME",
                     "STATIC",
@@ -3234,7 +3440,7 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
                     "generator",
                     obj(vec![
                         ("multiConfig", J::Raw("false")),
-                        ("name", s("Unix Makefiles")),
+                        ("name", s(gen_name)),
                     ]),
                 ),
                 (
@@ -3415,24 +3621,45 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
         T0 + 150,
     )?;
 
-    // ---- objects, depfiles, artifacts (T0+200)
+    // ---- objects, depfiles or the deps log, artifacts (T0+200)
     let mut stamp = vec![0u32; g.headers.len()];
     let mut sstamp = vec![0u32; g.data.sys.len()];
     let mut dep_paths = Vec::with_capacity(g.tus.len());
+    let mut log = NinjaLog::default();
     for u in 0..g.tus.len() {
-        let (text, n, np) = g.depfile(u, &mut stamp, &mut sstamp);
+        let obj_rel = g.obj_rel(&g.tus[u]);
+        let (n, np) = if ninja {
+            // ninja records the object's mtime (the object exists, T0+200),
+            // so the record is fresh: object and every input <= record.
+            g.ninja_record(
+                u,
+                &mut stamp,
+                &mut sstamp,
+                &mut log,
+                (T0 + 200) as u64 * 1_000_000_000,
+            )
+        } else {
+            let (text, n, np) = g.depfile(u, &mut stamp, &mut sstamp);
+            sum.depfile_bytes += w.write(
+                build_p.join(format!("{obj_rel}.d")),
+                text.as_bytes(),
+                T0 + 200,
+            )?;
+            sum.depfiles += 1;
+            dep_paths.push(format!("{build}/{obj_rel}.d"));
+            (n, np)
+        };
         sum.prereqs_total += n as u64;
         sum.project_prereqs_total += np as u64;
-        let obj_rel = g.obj_rel(&g.tus[u]);
-        sum.depfile_bytes += w.write(
-            build_p.join(format!("{obj_rel}.d")),
-            text.as_bytes(),
-            T0 + 200,
-        )?;
-        sum.depfiles += 1;
         w.write(build_p.join(&obj_rel), b"", T0 + 200)?;
         sum.other_build_files += 1;
-        dep_paths.push(format!("{build}/{obj_rel}.d"));
+    }
+    if ninja {
+        // One log for the whole tree, at the top (CMake sets no builddir).
+        sum.deps_log_bytes = w.write(build_p.join(".ninja_deps"), &log.out, T0 + 200)?;
+        sum.deps_log_records = log.records;
+        sum.deps_log_paths = log.paths();
+        dep_paths.push(format!("{build}/.ninja_deps"));
     }
     for t in 0..g.targets.len() {
         if let Some(a) = g.artifact_rel(t) {
@@ -3458,7 +3685,7 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
     }
     sum.other_build_bytes += w.write(
         build_p.join("CMakeCache.txt"),
-        format!("# synthetic CMakeCache.txt\nCMAKE_BUILD_TYPE:STRING=Debug\nCMAKE_HOME_DIRECTORY:INTERNAL={src}\nCMAKE_GENERATOR:INTERNAL=Unix Makefiles\n").as_bytes(),
+        format!("# synthetic CMakeCache.txt\nCMAKE_BUILD_TYPE:STRING=Debug\nCMAKE_HOME_DIRECTORY:INTERNAL={src}\nCMAKE_GENERATOR:INTERNAL={gen_name}\n").as_bytes(),
         T0,
     )?;
     sum.other_build_files += 1;
@@ -3618,8 +3845,9 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: cargo run --release --example synth -- --preset {{{}}} --out DIR [--seed N]",
-        PRESETS.join("|")
+        "usage: cargo run --release --example synth -- --preset {{{}|{}}} --out DIR [--seed N]",
+        PRESETS.join("|"),
+        NINJA_NAMES.join("|")
     );
     eprintln!("       cargo run --release --example synth -- --version   (generator version recorded in OUT/synth-stamp.txt)");
     std::process::exit(2)

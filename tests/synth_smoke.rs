@@ -129,6 +129,69 @@ fn small_preset_subset_then_broken_evidence_falls_back() {
     );
 }
 
+/// The Ninja variant: no `.d` files, one `.ninja_deps` that is byte for byte what
+/// the library's model of ninja's `DepsLog` writes for the same records, and the
+/// same outcomes as the Makefiles tree (subset with the oracle's tests, exit 3 for
+/// the CMake edit).
+#[test]
+fn ninja_preset_writes_ninjas_deps_log_and_selects_a_subset() {
+    use diff2test::ingest::ninja_deps;
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("tiny-ninja");
+    let preset = synth::preset("tiny-ninja").unwrap();
+    let sum = synth::generate(&preset, 1, &out).unwrap();
+    let build = out.join("build");
+    let log_path = build.join(".ninja_deps");
+    assert_eq!(
+        std::fs::read_to_string(build.join("deps.txt")).unwrap(),
+        format!("{}\n", log_path.display())
+    );
+    assert_eq!(sum.depfiles, 0);
+    let bytes = std::fs::read(&log_path).unwrap();
+    let log = ninja_deps::parse(&bytes).unwrap();
+    assert_eq!(log.records.len(), sum.tus);
+    // The generator writes each output's path record just before its deps
+    // record, so output ids follow the log's order.
+    let mut recs = log.records.clone();
+    recs.sort_by_key(|r| r.output);
+    let named: Vec<(&str, u64, Vec<&str>)> = recs
+        .iter()
+        .map(|r| {
+            let ins = r.inputs.iter().map(|&i| log.paths[i as usize].as_str());
+            (
+                log.paths[r.output as usize].as_str(),
+                r.mtime_ns,
+                ins.collect(),
+            )
+        })
+        .collect();
+    let slices: Vec<(&str, u64, &[&str])> = named
+        .iter()
+        .map(|(o, m, i)| (*o, *m, i.as_slice()))
+        .collect();
+    assert!(ninja_deps::write(&slices) == bytes, "not ninja's layout");
+
+    let r = diff2test(&out, "one-header");
+    assert_eq!(r.code, 0, "stderr:\n{}", r.stderr);
+    let selected: Vec<&str> = r.stdout.lines().collect();
+    assert!(!selected.is_empty() && selected.len() < sum.tests);
+    let (_, oracle) = sum
+        .expected_names
+        .iter()
+        .find(|(n, _)| n == "one-header")
+        .unwrap();
+    for t in oracle {
+        assert!(selected.contains(&t.as_str()), "omitted {t}");
+    }
+    let r = diff2test(&out, "build-config");
+    assert_eq!(r.code, 3, "stderr:\n{}", r.stderr);
+    assert!(
+        has_reason(&r.stderr, "CHANGE_BUILD_CONFIG"),
+        "stderr:\n{}",
+        r.stderr
+    );
+}
+
 /// Every file under `dir` with its bytes and modification time, hashed.
 fn tree_digest(dir: &Path) -> (usize, u64) {
     use std::hash::{Hash, Hasher};
