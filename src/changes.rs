@@ -177,6 +177,7 @@ pub fn same_bytes(a: &str, b: &str) -> bool {
 }
 
 /// Classifies each changed path, in input order, de-duplicated by canonical path.
+#[allow(clippy::too_many_arguments)]
 pub fn classify(
     raw: &[OsString],
     roots: &Roots<'_>,
@@ -242,6 +243,7 @@ fn unresolved(display: String, code: Code, evidence: String) -> Changed {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn classify_one(
     raw: &OsString,
     roots: &Roots<'_>,

@@ -239,6 +239,11 @@ impl<'m> Graph<'m> {
         }
     }
 
+    /// What `t` depends on (its forward edges: dependencies, object and link edges).
+    pub fn deps_of(&self, t: usize) -> &[usize] {
+        &self.fwd[t]
+    }
+
     /// The codemodel this graph describes.
     pub fn model(&self) -> &'m Codemodel {
         self.model

@@ -476,6 +476,19 @@ pub fn extend_mappings(
         target_named[t] = Some(n.clone());
         n
     };
+    // The targets whose own texts or headers name anything, and every target
+    // that depends on one: only a test reaching one of those needs the
+    // closure walk below (one reverse walk instead of one closure per test).
+    let sources: Vec<usize> = (0..model.targets.len())
+        .filter(|&t| {
+            let n = named_of_target(t, &mut gaps);
+            !(n.targets.is_empty()
+                && n.source.is_empty()
+                && n.configured.is_empty()
+                && n.unknown.is_empty())
+        })
+        .collect();
+    let reaches_source = graph.reverse_bfs(&sources);
     let mut out = Vec::with_capacity(catalogue.tests.len());
     for (test, m) in catalogue.tests.iter().zip(mappings.iter_mut()) {
         let TestMapping::Mapped { direct } = m else {
@@ -488,7 +501,9 @@ pub fn extend_mappings(
         let mut via: Vec<(usize, String)> = Vec::new();
         // Fixed point: a target that joins brings its closure's texts.
         let mut done: FastSet<usize> = FastSet::default();
-        loop {
+        let quiet = named.targets.iter().all(|(t, _)| direct.contains(t))
+            && direct.iter().all(|&d| reaches_source[d].is_none());
+        while !quiet {
             let closure = graph.closure(direct);
             let mut grew = false;
             for t in closure {
@@ -603,6 +618,48 @@ pub fn loaded_by_bytes(
     });
     // mentions[t]: the loadable targets a binary of target t names (scanned once).
     let mut mentions: FastMap<usize, Vec<usize>> = FastMap::default();
+    // One walk over dependency and mention edges from every unselected test's
+    // targets scans each binary once; a reverse walk from the affected
+    // loadable targets then says which targets can reach one. Only tests
+    // with such a target need their own walk (for the chain); the others
+    // provably load nothing affected.
+    let n = model.targets.len();
+    let mut visited = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    for (ti, m) in mappings.iter().enumerate() {
+        if let (false, TestMapping::Mapped { direct }) = (selected[ti], m) {
+            stack.extend(direct.iter().copied());
+        }
+    }
+    let mut rev: Vec<Vec<usize>> = vec![Vec::new(); n];
+    while let Some(t) = stack.pop() {
+        if std::mem::replace(&mut visited[t], true) {
+            continue;
+        }
+        let mut next: Vec<usize> = graph.deps_of(t).to_vec();
+        if is_loadable(model.targets[t].kind) {
+            let named = mentions.entry(t).or_insert_with(|| {
+                scan_target_binaries(model, t, names, (min_len, max_len), &mut gaps)
+            });
+            next.extend(named.iter().copied());
+        }
+        for d in next {
+            rev[d].push(t);
+            if !visited[d] {
+                stack.push(d);
+            }
+        }
+    }
+    let mut reaches = vec![false; n];
+    let mut queue: Vec<usize> = (0..n)
+        .filter(|&t| visited[t] && affected[t] && is_loadable(model.targets[t].kind))
+        .collect();
+    while let Some(t) = queue.pop() {
+        if std::mem::replace(&mut reaches[t], true) {
+            continue;
+        }
+        queue.extend(rev[t].iter().copied().filter(|&p| !reaches[p]));
+    }
     let mut out = Vec::new();
     for (ti, m) in mappings.iter().enumerate() {
         if selected[ti] {
@@ -611,6 +668,9 @@ pub fn loaded_by_bytes(
         let TestMapping::Mapped { direct } = m else {
             continue;
         };
+        if !direct.iter().any(|&d| reaches[d]) {
+            continue;
+        }
         // Everything the test may run or load, with how it got there.
         let mut reach: Vec<usize> = graph.closure(direct);
         let mut seen: FastSet<usize> = reach.iter().copied().collect();

@@ -4,6 +4,17 @@
 
 use std::time::SystemTime;
 
+/// How one path of the log resolves.
+#[derive(Clone, Copy)]
+enum Resolved {
+    /// Outside both roots: a system header.
+    System,
+    /// Longer than `--max-path-len`.
+    TooLong,
+    /// A project file, with its timestamp.
+    Project(FileId, Option<SystemTime>),
+}
+
 use super::evidence::{DepEvidence, FileId, Tu};
 use super::file_api::Codemodel;
 use crate::fasthash::FastMap;
@@ -60,6 +71,11 @@ pub(crate) fn merge(
     }
     let shown = paths::relative_to(path, build);
     let mut new_tus = Vec::new();
+    // Per log path id: how it resolves, found on first use.
+    let mut resolved: Vec<Option<Resolved>> = vec![None; log.paths.len()];
+    // Per file id: the record (stamp) that last listed it, to list it once.
+    let mut seen: Vec<u32> = Vec::new();
+    let mut stamp: u32 = 0;
     for rec in &log.records {
         let out_rel = &log.paths[rec.output as usize];
         let out = log.resolve(build, rec.output);
@@ -107,30 +123,59 @@ pub(crate) fn merge(
             continue;
         };
         let mut prereqs = Vec::with_capacity(rec.inputs.len());
+        stamp += 1;
         for &inp in &rec.inputs {
-            let p = log.resolve(build, inp);
-            if p.len() > max_path {
-                gaps.push(Gap::new(Code::LimitExceeded, format!("{shown} record {out_rel}: a path exceeds {max_path} bytes (--max-path-len)")));
-                break;
-            }
-            if !paths::is_within(&p, src) && !paths::is_within(&p, build) {
-                continue; // a system header
-            }
-            match stat(&p) {
-                Some((m, _)) if m > rec_time => gaps.push(Gap::new(
-                    Code::DepEvidenceStale,
-                    format!("{p} is newer than {shown} record {out_rel}"),
-                )),
-                Some(_) => {}
-                None => gaps.push(Gap::new(
-                    Code::DepPrereqUninspectable,
-                    format!("{p} (listed in {shown} record {out_rel}) cannot be inspected"),
-                )),
-            }
-            let size = stat(&p).map(|(_, s)| s);
-            let id = ev.add_file(&p, size);
-            if !prereqs.contains(&id) {
-                prereqs.push(id);
+            // Each distinct path is resolved, classified and stat'ed once per log.
+            let r = match &resolved[inp as usize] {
+                Some(r) => *r,
+                None => {
+                    let p = log.resolve(build, inp);
+                    let r = if p.len() > max_path {
+                        Resolved::TooLong
+                    } else if !paths::is_within(&p, src) && !paths::is_within(&p, build) {
+                        Resolved::System
+                    } else {
+                        let st = stat(&p);
+                        let id = ev.add_file(&p, st.map(|(_, s)| s));
+                        Resolved::Project(id, st.map(|(m, _)| m))
+                    };
+                    resolved[inp as usize] = Some(r);
+                    r
+                }
+            };
+            match r {
+                Resolved::System => {}
+                Resolved::TooLong => {
+                    gaps.push(Gap::new(Code::LimitExceeded, format!("{shown} record {out_rel}: a path exceeds {max_path} bytes (--max-path-len)")));
+                    break;
+                }
+                Resolved::Project(id, mtime) => {
+                    match mtime {
+                        Some(m) if m > rec_time => gaps.push(Gap::new(
+                            Code::DepEvidenceStale,
+                            format!(
+                                "{} is newer than {shown} record {out_rel}",
+                                ev.files[id as usize]
+                            ),
+                        )),
+                        Some(_) => {}
+                        None => gaps.push(Gap::new(
+                            Code::DepPrereqUninspectable,
+                            format!(
+                                "{} (listed in {shown} record {out_rel}) cannot be inspected",
+                                ev.files[id as usize]
+                            ),
+                        )),
+                    }
+                    let slot = id as usize;
+                    if seen.len() <= slot {
+                        seen.resize(slot + 1, 0);
+                    }
+                    if seen[slot] != stamp {
+                        seen[slot] = stamp;
+                        prereqs.push(id);
+                    }
+                }
             }
         }
         match by_unit.get(&(target, source_index)) {
