@@ -503,7 +503,10 @@ pub fn extend_mappings(
         let mut done: FastSet<usize> = FastSet::default();
         let quiet = named.targets.iter().all(|(t, _)| direct.contains(t))
             && direct.iter().all(|&d| reaches_source[d].is_none());
-        while !quiet {
+        loop {
+            if quiet {
+                break;
+            }
             let closure = graph.closure(direct);
             let mut grew = false;
             for t in closure {
