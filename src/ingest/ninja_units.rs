@@ -73,6 +73,7 @@ pub(crate) fn merge(
     let mut new_tus = Vec::new();
     // Per log path id: how it resolves, found on first use.
     let mut resolved: Vec<Option<Resolved>> = vec![None; log.paths.len()];
+    let dirs = super::depfile::DirMemo::default();
     // Per file id: the record (stamp) that last listed it, to list it once.
     let mut seen: Vec<u32> = Vec::new();
     let mut stamp: u32 = 0;
@@ -135,9 +136,16 @@ pub(crate) fn merge(
                     } else if !paths::is_within(&p, src) && !paths::is_within(&p, build) {
                         Resolved::System
                     } else {
-                        let st = stat(&p);
-                        let id = ev.add_file(&p, st.map(|(_, s)| s));
-                        Resolved::Project(id, st.map(|(m, _)| m))
+                        // One lstat (more only behind a symlink), as the depfile reader does.
+                        let st = super::depfile::stat_file(&p, &dirs);
+                        let id = ev.add_file(&p, st.size);
+                        if let Some(real) = st.real {
+                            let v = ev.aliases.entry(real).or_default();
+                            if !v.contains(&id) {
+                                v.push(id);
+                            }
+                        }
+                        Resolved::Project(id, st.mtime)
                     };
                     resolved[inp as usize] = Some(r);
                     r
@@ -203,37 +211,6 @@ pub(crate) fn merge(
                     depfile,
                     prereqs,
                 });
-            }
-        }
-    }
-    // Real spellings of files reached through symlinks (one canonicalisation
-    // per directory, one lstat per file), as for depfiles.
-    let mut real_dirs: FastMap<String, Option<String>> = FastMap::default();
-    let mut listed: Vec<FileId> = new_tus
-        .iter()
-        .flat_map(|t| t.prereqs.iter().copied())
-        .collect();
-    listed.sort_unstable();
-    listed.dedup();
-    for id in listed {
-        let p = ev.files[id as usize].clone();
-        let Some((dir, name)) = p.rsplit_once('/') else {
-            continue;
-        };
-        let real_dir = real_dirs
-            .entry(dir.to_owned())
-            .or_insert_with(|| paths::real(dir))
-            .clone();
-        let is_link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
-        let real = if is_link {
-            paths::real(&p)
-        } else {
-            real_dir.map(|d| format!("{d}/{name}"))
-        };
-        if let Some(real) = real.filter(|r| *r != p) {
-            let v = ev.aliases.entry(real).or_default();
-            if !v.contains(&id) {
-                v.push(id);
             }
         }
     }

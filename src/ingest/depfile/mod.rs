@@ -29,6 +29,7 @@ use audit::*;
 pub use map::SourceIndex;
 use map::*;
 use read::*;
+pub(crate) use read::{stat_file, DirMemo};
 
 /// Reads `--dep-list`, maps and audits every listed `.d`. Returns the evidence
 /// (possibly partial, for explanations) and every gap found.

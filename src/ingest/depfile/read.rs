@@ -630,18 +630,18 @@ pub(super) fn read_list(reader: &Reader, dep_list: &str, build_root: &str) -> De
     }
 }
 
-pub(super) struct FileStat {
-    pub(super) mtime: Option<SystemTime>,
+pub(crate) struct FileStat {
+    pub(crate) mtime: Option<SystemTime>,
     /// Size in bytes (following links).
-    pub(super) size: Option<u64>,
+    pub(crate) size: Option<u64>,
     /// Real path when it differs from the lexical one.
-    pub(super) real: Option<String>,
+    pub(crate) real: Option<String>,
 }
 
 /// Directory → whether it or an ancestor is a symlink (or cannot be
 /// inspected): one `lstat` per directory for all the workers of one read.
 #[derive(Default)]
-pub(super) struct DirMemo(std::sync::Mutex<FastMap<String, bool>>);
+pub(crate) struct DirMemo(std::sync::Mutex<FastMap<String, bool>>);
 
 impl DirMemo {
     pub(super) fn memo(&self) -> std::sync::MutexGuard<'_, FastMap<String, bool>> {
@@ -668,7 +668,7 @@ impl DirMemo {
     }
 }
 
-pub(super) fn stat_file(path: &str, dirs: &DirMemo) -> FileStat {
+pub(crate) fn stat_file(path: &str, dirs: &DirMemo) -> FileStat {
     let lmeta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(_) => {
