@@ -615,10 +615,7 @@ pub fn loaded_by_bytes(
     if !any_affected_loadable {
         return (Vec::new(), gaps);
     }
-    let names = graph.artifact_names();
-    let (min_len, max_len) = names.keys().fold((usize::MAX, 0), |(lo, hi), k| {
-        (lo.min(k.len()), hi.max(k.len()))
-    });
+    let mut scanner = Scanner::new(graph.artifact_names());
     // mentions[t]: the loadable targets a binary of target t names (scanned once).
     let mut mentions: FastMap<usize, Vec<usize>> = FastMap::default();
     // One walk over dependency and mention edges from every unselected test's
@@ -641,9 +638,9 @@ pub fn loaded_by_bytes(
         }
         let mut next: Vec<usize> = graph.deps_of(t).to_vec();
         if is_loadable(model.targets[t].kind) {
-            let named = mentions.entry(t).or_insert_with(|| {
-                scan_target_binaries(model, t, names, (min_len, max_len), &mut gaps)
-            });
+            let named = mentions
+                .entry(t)
+                .or_insert_with(|| scan_target_binaries(model, t, &mut scanner, &mut gaps));
             next.extend(named.iter().copied());
         }
         for d in next {
@@ -690,9 +687,9 @@ pub fn loaded_by_bytes(
             if !is_loadable(model.targets[t].kind) {
                 continue;
             }
-            let named = mentions.entry(t).or_insert_with(|| {
-                scan_target_binaries(model, t, names, (min_len, max_len), &mut gaps)
-            });
+            let named = mentions
+                .entry(t)
+                .or_insert_with(|| scan_target_binaries(model, t, &mut scanner, &mut gaps));
             for &n in named.iter() {
                 for c in graph.closure(&[n]) {
                     if seen.insert(c) {
@@ -738,8 +735,7 @@ pub fn loaded_by_bytes(
 fn scan_target_binaries(
     model: &Codemodel,
     t: usize,
-    names: &FastMap<String, Vec<usize>>,
-    lens: (usize, usize),
+    scanner: &mut Scanner<'_>,
     gaps: &mut Vec<Gap>,
 ) -> Vec<usize> {
     let mut found: Vec<usize> = Vec::new();
@@ -749,7 +745,7 @@ fn scan_target_binaries(
             Ok(m) if !m.is_file() => continue,
             Ok(_) => {}
         }
-        if let Err(e) = scan_binary(a, names, lens, &mut found) {
+        if let Err(e) = scanner.scan(a, &mut found) {
             gaps.push(Gap::new(
                 Code::RuntimeLoadedTarget,
                 format!(
@@ -884,21 +880,58 @@ fn runtime_ranges(f: &mut std::fs::File, len: u64) -> std::io::Result<Vec<(u64, 
     Ok(ranges)
 }
 
+/// What one run scans binaries for, set up once: every artifact file name,
+/// their length bounds, the names that need a substring search, and one
+/// read buffer for every binary.
+struct Scanner<'n> {
+    names: &'n FastMap<String, Vec<usize>>,
+    min_len: usize,
+    max_len: usize,
+    odd: Vec<(&'n String, &'n Vec<usize>)>,
+    buf: Vec<u8>,
+}
+
+impl<'n> Scanner<'n> {
+    fn new(names: &'n FastMap<String, Vec<usize>>) -> Self {
+        let (min_len, max_len) = names.keys().fold((usize::MAX, 0), |(lo, hi), k| {
+            (lo.min(k.len()), hi.max(k.len()))
+        });
+        let odd = names
+            .iter()
+            .filter(|(k, _)| !k.bytes().all(is_name_byte))
+            .collect();
+        Scanner {
+            names,
+            min_len,
+            max_len,
+            odd,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Adds the targets whose artifact file name is a token of `path`'s run-time bytes.
+    fn scan(&mut self, path: &str, found: &mut Vec<usize>) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            self.buf = vec![0u8; 1 << 20];
+        }
+        let (names, min_len, max_len) = (self.names, self.min_len, self.max_len);
+        let (odd, buf) = (&self.odd, &mut self.buf);
+        scan_binary(path, names, (min_len, max_len), odd, buf, found)
+    }
+}
+
 /// Adds the targets whose artifact file name is a token of `path`'s run-time bytes.
 fn scan_binary(
     path: &str,
     names: &FastMap<String, Vec<usize>>,
     (min_len, max_len): (usize, usize),
+    odd: &[(&String, &Vec<usize>)],
+    buf: &mut [u8],
     found: &mut Vec<usize>,
 ) -> std::io::Result<()> {
     let mut f = std::fs::File::open(path)?;
     let len = f.metadata()?.len();
     let ranges = runtime_ranges(&mut f, len)?;
-    let odd: Vec<(&String, &Vec<usize>)> = names
-        .iter()
-        .filter(|(k, _)| !k.bytes().all(is_name_byte))
-        .collect();
-    let mut buf = vec![0u8; 1 << 20];
     for (off, size) in ranges {
         f.seek(SeekFrom::Start(off))?;
         let mut left = size;
@@ -935,7 +968,7 @@ fn scan_binary(
             if !odd.is_empty() {
                 let mut joined = std::mem::take(&mut tail);
                 joined.extend_from_slice(chunk);
-                for (name, owners) in &odd {
+                for (name, owners) in odd {
                     let n = name.as_bytes();
                     if joined.windows(n.len()).any(|w| w == n) {
                         found.extend(owners.iter().copied());

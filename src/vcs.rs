@@ -345,18 +345,13 @@ fn resolve_tree(repo: &gix::Repository, rev: &str) -> Result<ObjectId, VcsError>
     if rev.is_empty() {
         return Err(unresolved("empty revision".into()));
     }
-    let id = repo
-        .rev_parse_single(rev)
-        .map_err(|e| unresolved(e.to_string()))?;
-    let object = id
-        .object()
-        .map_err(|e| unresolved(format!("object {id} is not available: {e}")))?;
-    let commit = object
-        .peel_to_commit()
+    let id = commit_id(repo, rev)?;
+    let commit = repo
+        .find_commit(id)
         .map_err(|e| unresolved(format!("{id} is not a commit: {e}")))?;
     let tree = commit
         .tree_id()
-        .map_err(|e| git_err(&format!("cannot read commit {}", commit.id), e))?;
+        .map_err(|e| git_err(&format!("cannot read commit {id}"), e))?;
     Ok(tree.detach())
 }
 
