@@ -4,8 +4,6 @@
 mod common;
 
 use common::*;
-use std::path::Path;
-use std::process::Command;
 
 const CORE_HPP: &str = "libs/core/include/core/core.hpp";
 
@@ -212,28 +210,6 @@ fn shards_are_disjoint_stable_and_cover_the_selection() {
     assert_eq!(union, CORE_SELECTED);
     assert_eq!(b.run(&[CORE_HPP], &["--shard", "0/3"]).code, 2);
     assert_eq!(b.run(&[CORE_HPP], &["--shard", "4/3"]).code, 2);
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("`git` is required by these tests: install it with `apt-get install git`");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
 /// An in-source build dir that git does not ignore holds build products, not

@@ -305,3 +305,29 @@ pub const ALL_TESTS: &[&str] = &[
     "util.spaced",
     "util.str+concat",
 ];
+
+/// Runs `git` in `dir` with a fixed identity (tests build real repositories
+/// with the git CLI; diff2test itself never runs it). Returns trimmed stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "protocol.file.allow=always",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("`git` is required by these tests: install it with `apt-get install git`");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
