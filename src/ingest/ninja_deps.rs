@@ -270,10 +270,10 @@ pub fn parse(bytes: &[u8]) -> Result<DepsLog, DepsLogError> {
             };
             let output = check(u32_at(payload, 0))?;
             let mtime_ns = u64::from(u32_at(payload, 4)) | u64::from(u32_at(payload, 8)) << 32;
-            let inputs = payload[12..]
-                .chunks_exact(4)
-                .map(|c| check(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-                .collect::<Result<Vec<u32>, _>>()?;
+            let mut inputs = Vec::with_capacity(payload.len() / 4 - 3);
+            for c in payload[12..].chunks_exact(4) {
+                inputs.push(check(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))?);
+            }
             let record = Record {
                 output,
                 mtime_ns,

@@ -4,22 +4,173 @@
 
 use std::time::SystemTime;
 
-/// How one path of the log resolves.
-#[derive(Clone, Copy)]
-enum Resolved {
+use super::depfile::{stat_file, DirMemo, FileStat};
+use super::evidence::{DepEvidence, FileId, Tu};
+use super::file_api::Codemodel;
+use super::ninja_deps::DepsLog;
+use crate::fasthash::FastMap;
+use crate::paths;
+use crate::reason::{Code, Gap};
+
+/// How one input path of the log resolves, found before the codemodel is known.
+enum Input {
     /// Outside both roots: a system header.
     System,
     /// Longer than `--max-path-len`.
     TooLong,
-    /// A project file, with its timestamp.
-    Project(FileId, Option<SystemTime>),
+    /// A project file, with its stat (taken once per log).
+    Project(FileStat),
 }
 
-use super::evidence::{DepEvidence, FileId, Tu};
-use super::file_api::Codemodel;
-use crate::fasthash::FastMap;
-use crate::paths;
-use crate::reason::{Code, Gap};
+/// A ninja deps log read, parsed, and with every path its unit records
+/// name resolved, classified and stat'ed: all that needs no codemodel, done
+/// by the reading thread while the codemodel loads. [`merge`] then maps it.
+pub(crate) struct Prepared {
+    /// The log's path, as the dependency list names it.
+    pub(crate) path: String,
+    /// The parsed log, or why it cannot be used.
+    log: Result<DepsLog, String>,
+    /// Per path id: the path joined to the build root and folded (empty for
+    /// a path no unit record names).
+    abs: Vec<String>,
+    /// Per path id: how it resolves as an input of a unit record.
+    inputs: Vec<Option<Input>>,
+    /// Per record of `log`: for a unit record (its output is an object file),
+    /// `Some` of the object's mtime (`None`: it no longer exists); `None` for
+    /// a custom command's record.
+    objects: Vec<Option<Option<SystemTime>>>,
+    /// Per record of `log`: a unit record whose every input is a system
+    /// header or an inspectable project file not newer than the record. Its
+    /// `inputs` were rewritten to its project files only, each once (first
+    /// listed wins, paths compared after folding), as log path ids.
+    clean: Vec<bool>,
+}
+
+/// Whether `out` names an object file (a unit's record, not a custom command's).
+fn is_object(out: &str) -> bool {
+    out.ends_with(".o") || out.ends_with(".obj")
+}
+
+/// Parses the deps log `bytes` (read from `path`) and resolves, classifies
+/// and stats the paths its unit records name: relative paths against the
+/// build root (ninja runs there), project files those within `roots`
+/// (source, build), one `lstat` per distinct file through `dirs`.
+pub(crate) fn prepare(
+    path: &str,
+    bytes: &[u8],
+    (source_root, build_root): (&str, &str),
+    dirs: &DirMemo,
+    max_path: usize,
+) -> Prepared {
+    let mut p = Prepared {
+        path: path.to_owned(),
+        log: Ok(DepsLog::default()),
+        abs: Vec::new(),
+        inputs: Vec::new(),
+        objects: Vec::new(),
+        clean: Vec::new(),
+    };
+    let mut log = match super::ninja_deps::parse(bytes) {
+        Ok(l) => l,
+        Err(e) => {
+            p.log = Err(e.to_string());
+            return p;
+        }
+    };
+    p.abs = vec![String::new(); log.paths.len()];
+    p.inputs = std::iter::repeat_with(|| None)
+        .take(log.paths.len())
+        .collect();
+    let resolve = |abs: &mut Vec<String>, id: u32| {
+        let slot = &mut abs[id as usize];
+        if slot.is_empty() {
+            *slot = log.resolve(build_root, id);
+        }
+    };
+    // Resolve and classify every path first, then stat the project files
+    // and objects (stats on two threads at once contend in the kernel and
+    // cost more than they save).
+    let mut objects: Vec<Option<u32>> = Vec::with_capacity(log.records.len());
+    let mut project: Vec<u32> = Vec::new();
+    let mut classified = vec![false; log.paths.len()];
+    for rec in &log.records {
+        resolve(&mut p.abs, rec.output);
+        if !is_object(&p.abs[rec.output as usize]) {
+            objects.push(None);
+            continue;
+        }
+        objects.push(Some(rec.output));
+        for &inp in &rec.inputs {
+            if std::mem::replace(&mut classified[inp as usize], true) {
+                continue;
+            }
+            resolve(&mut p.abs, inp);
+            let a = &p.abs[inp as usize];
+            if a.len() > max_path {
+                p.inputs[inp as usize] = Some(Input::TooLong);
+            } else if !paths::is_within(a, source_root) && !paths::is_within(a, build_root) {
+                p.inputs[inp as usize] = Some(Input::System);
+            } else {
+                project.push(inp);
+            }
+        }
+    }
+    for id in project {
+        p.inputs[id as usize] = Some(Input::Project(stat_file(&p.abs[id as usize], dirs)));
+    }
+    p.objects = objects
+        .into_iter()
+        .map(|o| {
+            o.map(|id| {
+                std::fs::metadata(&p.abs[id as usize])
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+            })
+        })
+        .collect();
+    // The common case, done here rather than after the codemodel loads:
+    // a clean record's inputs become its project files, each once.
+    let mut canon: Vec<u32> = (0..log.paths.len() as u32).collect();
+    let mut first: FastMap<&str, u32> = FastMap::default();
+    for (id, input) in p.inputs.iter().enumerate() {
+        if let Some(Input::Project(_)) = input {
+            canon[id] = *first.entry(p.abs[id].as_str()).or_insert(id as u32);
+        }
+    }
+    let mut seen = vec![0u32; log.paths.len()];
+    let mut stamp = 0u32;
+    p.clean = Vec::with_capacity(log.records.len());
+    for (rec, object) in log.records.iter_mut().zip(&p.objects) {
+        let rec_time = SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(rec.mtime_ns);
+        let clean = object.is_some()
+            && rec.inputs.iter().all(|&i| match &p.inputs[i as usize] {
+                Some(Input::System) => true,
+                Some(Input::Project(st)) => st.mtime.is_some_and(|m| m <= rec_time),
+                Some(Input::TooLong) | None => false,
+            });
+        p.clean.push(clean);
+        if !clean {
+            continue;
+        }
+        stamp += 1;
+        let mut kept = 0;
+        for at in 0..rec.inputs.len() {
+            let i = rec.inputs[at] as usize;
+            if let Some(Input::Project(_)) = p.inputs[i] {
+                let c = canon[i];
+                if seen[c as usize] != stamp {
+                    seen[c as usize] = stamp;
+                    rec.inputs[kept] = c;
+                    kept += 1;
+                }
+            }
+        }
+        rec.inputs.truncate(kept);
+    }
+    drop(first);
+    p.log = Ok(log);
+    p
+}
 
 /// Merges one ninja deps log (`.ninja_deps`) into the evidence: every live
 /// record whose output is an object of a target of the selected
@@ -35,17 +186,24 @@ use crate::reason::{Code, Gap};
 ///   it recompacts) and is skipped; coverage then finds the unit missing.
 ///
 /// Paths in the log are relative to the build root (ninja runs there).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn merge(
     ev: &mut DepEvidence,
     gaps: &mut Vec<Gap>,
     model: &Codemodel,
-    path: &str,
-    bytes: &[u8],
-    _log_mtime: SystemTime,
+    sources: &super::depfile::SourceIndex<'_>,
+    prepared: Prepared,
     max_path: usize,
 ) {
-    let log = match super::ninja_deps::parse(bytes) {
+    let Prepared {
+        path,
+        log,
+        abs,
+        inputs,
+        objects,
+        clean,
+    } = prepared;
+    let path = path.as_str();
+    let mut log = match log {
         Ok(l) => l,
         Err(e) => {
             gaps.push(Gap::new(Code::DepsLogMalformed, format!("{path}: {e}")));
@@ -53,53 +211,41 @@ pub(crate) fn merge(
         }
     };
     let build = &model.build_root;
-    let (src, _) = (&model.source_root, ());
-    let mut stat_cache: FastMap<String, Option<(SystemTime, u64)>> = FastMap::default();
-    let mut stat = |p: &str| -> Option<(SystemTime, u64)> {
-        if let Some(v) = stat_cache.get(p) {
-            return *v;
-        }
-        let v = std::fs::metadata(p)
-            .ok()
-            .and_then(|m| Some((m.modified().ok()?, m.len())));
-        stat_cache.insert(p.to_owned(), v);
-        v
-    };
     let mut by_unit: FastMap<(usize, usize), usize> = FastMap::default();
     for (i, tu) in ev.tus.iter().enumerate() {
         by_unit.insert((tu.target, tu.source_index), i);
     }
     let shown = paths::relative_to(path, build);
     let mut new_tus = Vec::new();
-    // Per log path id: how it resolves, found on first use.
-    let mut resolved: Vec<Option<Resolved>> = vec![None; log.paths.len()];
-    let dirs = super::depfile::DirMemo::default();
     // Per file id: the record (stamp) that last listed it, to list it once.
     let mut seen: Vec<u32> = Vec::new();
     let mut stamp: u32 = 0;
-    for rec in &log.records {
-        let out_rel = &log.paths[rec.output as usize];
-        let out = log.resolve(build, rec.output);
-        if !(out.ends_with(".o") || out.ends_with(".obj")) {
+    // Per log path id: its evidence id, given on first use.
+    let mut ids: Vec<FileId> = vec![FileId::MAX; log.paths.len()];
+    // Each record's input list becomes its unit's prerequisite list, in place.
+    let records = std::mem::take(&mut log.records);
+    for ((mut rec, object), clean) in records.into_iter().zip(&objects).zip(clean) {
+        let Some(object) = object else {
             continue; // a custom command's depfile record, not a unit
-        }
-        let Ok(target) = model.object_owner(&out) else {
+        };
+        let out_rel = &log.paths[rec.output as usize];
+        let out = &abs[rec.output as usize];
+        let Ok(target) = model.object_owner(out) else {
             continue; // an object of no target of this codemodel (another project)
         };
         let t = &model.targets[target];
-        let objdir = t.object_dir();
-        let rest = paths::strip_root(&out, &objdir).unwrap_or("");
         if model.multi_config {
+            let objdir = t.object_dir();
+            let rest = paths::strip_root(out, &objdir).unwrap_or("");
             match rest.split_once('/') {
                 Some((cfg, _)) if cfg == model.config => {}
                 _ => continue, // another configuration's object
             }
         }
-        let Some((obj_time, _)) = stat(&out) else {
+        let Some(obj_time) = *object else {
             continue; // dead record: the output no longer exists
         };
         let rec_time = SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(rec.mtime_ns);
-        let depfile = format!("{path} record {out_rel}");
         if obj_time > rec_time {
             gaps.push(Gap::new(
                 Code::DepEvidenceStale,
@@ -115,77 +261,84 @@ pub(crate) fn merge(
             ));
             continue;
         };
-        let source = log.resolve(build, first);
-        let Some(source_index) = t.compiled.iter().position(|c| c.path == source) else {
+        let source = &abs[first as usize];
+        let Some(source_index) = sources.get(target, source) else {
             gaps.push(Gap::new(
                 Code::DepFileUnmapped,
                 format!("{shown} record {out_rel}: first input {source} is not a compiled source of target {:?}", t.name),
             ));
             continue;
         };
-        let mut prereqs = Vec::with_capacity(rec.inputs.len());
-        stamp += 1;
-        for &inp in &rec.inputs {
-            // Each distinct path is resolved, classified and stat'ed once per log.
-            let r = match &resolved[inp as usize] {
-                Some(r) => *r,
-                None => {
-                    let p = log.resolve(build, inp);
-                    let r = if p.len() > max_path {
-                        Resolved::TooLong
-                    } else if !paths::is_within(&p, src) && !paths::is_within(&p, build) {
-                        Resolved::System
-                    } else {
-                        // One lstat (more only behind a symlink), as the depfile reader does.
-                        let st = super::depfile::stat_file(&p, &dirs);
-                        let id = ev.add_file(&p, st.size);
-                        if let Some(real) = st.real {
-                            let v = ev.aliases.entry(real).or_default();
-                            if !v.contains(&id) {
-                                v.push(id);
-                            }
-                        }
-                        Resolved::Project(id, st.mtime)
-                    };
-                    resolved[inp as usize] = Some(r);
-                    r
+        let mut add = |ev: &mut DepEvidence, inp: u32, st: &FileStat| match ids[inp as usize] {
+            FileId::MAX => {
+                let id = ev.add_file(&abs[inp as usize], st.size);
+                if let Some(real) = &st.real {
+                    let v = ev.aliases.entry(real.clone()).or_default();
+                    if !v.contains(&id) {
+                        v.push(id);
+                    }
                 }
-            };
-            match r {
-                Resolved::System => {}
-                Resolved::TooLong => {
-                    gaps.push(Gap::new(Code::LimitExceeded, format!("{shown} record {out_rel}: a path exceeds {max_path} bytes (--max-path-len)")));
-                    break;
-                }
-                Resolved::Project(id, mtime) => {
-                    match mtime {
-                        Some(m) if m > rec_time => gaps.push(Gap::new(
-                            Code::DepEvidenceStale,
-                            format!(
-                                "{} is newer than {shown} record {out_rel}",
-                                ev.files[id as usize]
-                            ),
-                        )),
-                        Some(_) => {}
-                        None => gaps.push(Gap::new(
-                            Code::DepPrereqUninspectable,
-                            format!(
-                                "{} (listed in {shown} record {out_rel}) cannot be inspected",
-                                ev.files[id as usize]
-                            ),
-                        )),
-                    }
-                    let slot = id as usize;
-                    if seen.len() <= slot {
-                        seen.resize(slot + 1, 0);
-                    }
-                    if seen[slot] != stamp {
-                        seen[slot] = stamp;
-                        prereqs.push(id);
-                    }
+                ids[inp as usize] = id;
+                id
+            }
+            id => id,
+        };
+        if clean {
+            // `prepare` left only its project files, each once, all fresh.
+            for slot in rec.inputs.iter_mut() {
+                if let Some(Input::Project(st)) = &inputs[*slot as usize] {
+                    *slot = add(ev, *slot, st);
                 }
             }
         }
+        stamp += 1;
+        let mut kept = 0;
+        for at in 0..if clean { 0 } else { rec.inputs.len() } {
+            let inp = rec.inputs[at];
+            let st = match &inputs[inp as usize] {
+                Some(Input::Project(st)) => st,
+                Some(Input::TooLong) => {
+                    gaps.push(Gap::new(Code::LimitExceeded, format!("{shown} record {out_rel}: a path exceeds {max_path} bytes (--max-path-len)")));
+                    break;
+                }
+                // Every input of a unit record was classified by `prepare`.
+                Some(Input::System) | None => continue,
+            };
+            let id = add(ev, inp, st);
+            match st.mtime {
+                Some(m) if m > rec_time => gaps.push(Gap::new(
+                    Code::DepEvidenceStale,
+                    format!(
+                        "{} is newer than {shown} record {out_rel}",
+                        ev.files[id as usize]
+                    ),
+                )),
+                Some(_) => {}
+                None => gaps.push(Gap::new(
+                    Code::DepPrereqUninspectable,
+                    format!(
+                        "{} (listed in {shown} record {out_rel}) cannot be inspected",
+                        ev.files[id as usize]
+                    ),
+                )),
+            }
+            let slot = id as usize;
+            if seen.len() <= slot {
+                seen.resize(slot + 1, 0);
+            }
+            if seen[slot] != stamp {
+                seen[slot] = stamp;
+                // `kept <= at`: the slot was read already.
+                rec.inputs[kept] = id;
+                kept += 1;
+            }
+        }
+        if !clean {
+            rec.inputs.truncate(kept);
+        }
+        let prereqs = rec.inputs;
+        let depfile = format!("{path} record {out_rel}");
+        let source = source.clone();
         match by_unit.get(&(target, source_index)) {
             Some(&usize::MAX) => gaps.push(Gap::new(
                 Code::DepFileDuplicate,
@@ -225,7 +378,8 @@ pub(crate) fn merge(
             generated[id as usize] = true;
         }
     }
-    for tu in &ev.tus {
+    let any_generated = generated.contains(&true);
+    for tu in ev.tus.iter().filter(|_| any_generated) {
         for &id in &tu.prereqs {
             if generated.get(id as usize) == Some(&true) {
                 ev.generated_includes
@@ -235,4 +389,91 @@ pub(crate) fn merge(
     }
     ev.generated_includes.sort();
     ev.generated_includes.dedup();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::ninja_deps::write;
+
+    /// A build tree on disk: `s/a.h`, `s/b.h`, `s/main.cpp` and the object
+    /// `b/CMakeFiles/t.dir/main.cpp.o`, with every file's mtime at `at` seconds.
+    fn tree(at: i64) -> (tempfile::TempDir, String, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().to_str().expect("utf-8 temp dir").to_owned();
+        let (src, build) = (format!("{root}/s"), format!("{root}/b"));
+        std::fs::create_dir_all(format!("{build}/CMakeFiles/t.dir")).expect("mkdir");
+        std::fs::create_dir_all(&src).expect("mkdir");
+        for f in [
+            format!("{src}/a.h"),
+            format!("{src}/b.h"),
+            format!("{src}/main.cpp"),
+            format!("{build}/CMakeFiles/t.dir/main.cpp.o"),
+        ] {
+            std::fs::write(&f, "x").expect("write");
+            filetime::set_file_mtime(&f, filetime::FileTime::from_unix_time(at, 0)).expect("mtime");
+        }
+        (dir, src, build)
+    }
+
+    fn prepared(src: &str, build: &str, rec_secs: u64, inputs: &[&str]) -> Prepared {
+        let bytes = write(&[(
+            "CMakeFiles/t.dir/main.cpp.o",
+            rec_secs * 1_000_000_000,
+            inputs,
+        )]);
+        prepare("deps", &bytes, (src, build), &DirMemo::default(), 4096)
+    }
+
+    #[test]
+    fn a_clean_record_keeps_its_project_files_once_whatever_their_spelling() {
+        let (_dir, src, build) = tree(1_000);
+        let a_again = format!("{build}/../s/./a.h");
+        let main = format!("{src}/main.cpp");
+        let a = format!("{src}/a.h");
+        let b = format!("{src}/b.h");
+        let inputs = [
+            main.as_str(),
+            "/usr/include/stdio.h",
+            a.as_str(),
+            a_again.as_str(),
+            b.as_str(),
+            a.as_str(),
+        ];
+        let p = prepared(&src, &build, 2_000, &inputs);
+        assert_eq!(p.clean, vec![true]);
+        let log = p.log.as_ref().expect("parsed");
+        let kept: Vec<&str> = log.records[0]
+            .inputs
+            .iter()
+            .map(|&i| p.abs[i as usize].as_str())
+            .collect();
+        assert_eq!(kept, [main.as_str(), a.as_str(), b.as_str()]);
+        assert!(matches!(p.objects[0], Some(Some(_))), "the object exists");
+    }
+
+    #[test]
+    fn a_record_with_a_newer_or_missing_input_is_left_to_the_full_audit() {
+        let (_dir, src, build) = tree(3_000);
+        let main = format!("{src}/main.cpp");
+        let a = format!("{src}/a.h");
+        // Every input newer than the record (at 2,000 s): not clean, inputs untouched.
+        let p = prepared(
+            &src,
+            &build,
+            2_000,
+            &[main.as_str(), a.as_str(), a.as_str()],
+        );
+        assert_eq!(p.clean, vec![false]);
+        assert_eq!(p.log.as_ref().expect("parsed").records[0].inputs.len(), 3);
+        // A project file that does not exist has no timestamp: not clean either.
+        let gone = format!("{src}/gone.h");
+        let p = prepared(&src, &build, 4_000, &[main.as_str(), gone.as_str()]);
+        assert_eq!(p.clean, vec![false]);
+        // A custom command's record (no object) is never a unit's.
+        let bytes = write(&[("gen.stamp", 4_000_000_000_000, &[main.as_str()])]);
+        let p = prepare("deps", &bytes, (&src, &build), &DirMemo::default(), 4096);
+        assert_eq!(p.clean, vec![false]);
+        assert_eq!(p.objects, vec![None]);
+    }
 }

@@ -139,6 +139,11 @@ impl<'m> SourceIndex<'m> {
         }
         SourceIndex(sources)
     }
+
+    /// The index in `target`'s compiled sources of its first source spelled `path`.
+    pub fn get(&self, target: usize, path: &str) -> Option<usize> {
+        self.0.get(&(target, path)).copied()
+    }
 }
 
 /// The codemodel and its source index, for mapping depfiles to units.

@@ -12,8 +12,6 @@
 //! lexically (symlinks kept, as CMake keeps them). Only prerequisites inside the
 //! source or build root are project prerequisites; system headers are ignored.
 
-use std::time::SystemTime;
-
 use super::file_api::Codemodel;
 use super::Reader;
 use crate::reason::{Code, Gap};
@@ -29,7 +27,7 @@ use audit::*;
 pub use map::SourceIndex;
 use map::*;
 use read::*;
-pub(crate) use read::{stat_file, DirMemo};
+pub(crate) use read::{stat_file, DirMemo, FileStat};
 
 /// Reads `--dep-list`, maps and audits every listed `.d`. Returns the evidence
 /// (possibly partial, for explanations) and every gap found.
@@ -199,7 +197,7 @@ pub struct Pending<'j, 'r> {
     results: Vec<Slot>,
     created: Vec<(FileId, u64, FileStat)>,
     /// Ninja deps logs met among the entries.
-    logs: Vec<(String, Vec<u8>, SystemTime)>,
+    logs: Vec<super::ninja_units::Prepared>,
 }
 
 /// What became of one entry of the list.
@@ -275,10 +273,10 @@ impl Pending<'_, '_> {
         let mut clean = true;
         let mut units: Vec<(usize, LocalUnit)> = Vec::with_capacity(entries.len());
         let mut logs = self.logs;
-        logs.sort_by(|a, b| a.0.cmp(&b.0));
+        logs.sort_by(|a, b| a.path.cmp(&b.path));
         for (i, m) in mapped.into_iter().enumerate() {
             let d = &entries[i];
-            if logs.iter().any(|(l, _, _)| l == d) {
+            if logs.iter().any(|l| l.path == *d) {
                 continue; // merged below
             }
             let unit = match m {
@@ -321,8 +319,8 @@ impl Pending<'_, '_> {
         if ninja && logs.is_empty() {
             gaps.push(no_log_gap());
         }
-        for (path, bytes, mtime) in logs {
-            super::ninja_units::merge(&mut ev, &mut gaps, model, &path, &bytes, mtime, max_path);
+        for log in logs {
+            super::ninja_units::merge(&mut ev, &mut gaps, model, sources, log, max_path);
         }
         (ev, gaps)
     }

@@ -121,7 +121,7 @@ pub struct Worker {
     pub(super) arena: String,
     /// Entries that are ninja deps logs (recognised by their header), with
     /// their bytes and timestamp: read here, merged after the depfiles.
-    pub(super) logs: Vec<(String, Vec<u8>, SystemTime)>,
+    pub(super) logs: Vec<super::super::ninja_units::Prepared>,
 }
 
 /// A worker's token → id cache, without an allocation per token: the
@@ -471,9 +471,11 @@ pub(super) fn read_one(
         })?;
         if super::super::ninja_deps::is_deps_log(bytes) {
             // A ninja deps log, recognised by its header: merged in `finish`.
-            worker
-                .logs
-                .push((depfile.to_owned(), bytes.to_vec(), mtime));
+            let roots = (scope.source_root, scope.build_root);
+            let max_path = reader.limits().max_path_len;
+            let log =
+                super::super::ninja_units::prepare(depfile, bytes, roots, &shared.dirs, max_path);
+            worker.logs.push(log);
             return Err(Gap::new(
                 Code::DepFileUnmapped,
                 format!("{depfile}: a ninja deps log"),
@@ -513,9 +515,16 @@ pub(super) fn read_one(
             aged: sink.aged,
         })
     })();
+    // A deps log is one large file: its buffer is not kept for small depfiles.
+    if buf.capacity() > LARGE_BUFFER {
+        buf = Vec::new();
+    }
     worker.buf = buf;
     result
 }
+
+/// Above this capacity a worker's read buffer is freed after use.
+const LARGE_BUFFER: usize = 4 << 20;
 
 /// The directory the compiler of a Makefiles depfile ran in, read off its
 /// path: what comes before `/CMakeFiles/<name>.dir/` (empty when nothing
