@@ -137,8 +137,8 @@ fn twins_and_copies(
     let mut out = Vec::new();
     for (id, f) in ev.files.iter().enumerate() {
         let id = id as FileId;
-        if ids.contains(&id) || ev.id_of(f) != Some(id) {
-            continue; // itself, or a file no unit lists
+        if ids.contains(&id) {
+            continue; // itself
         }
         let in_build = paths::is_within(f, build_root);
         let same_name = in_build && f.rsplit('/').next() == Some(name);
@@ -152,8 +152,9 @@ fn twins_and_copies(
                     (Some(a), Some(b)) => a == b,
                     _ => true,
                 });
-        if !same_name && !same_size {
-            continue;
+        // The cheap tests first: this loop runs over every file of the evidence.
+        if (!same_name && !same_size) || ev.id_of(f) != Some(id) {
+            continue; // not alike, or a file no unit lists
         }
         let alike = same_name || {
             let mine = content.get_or_insert_with(|| std::fs::read(abs).ok());

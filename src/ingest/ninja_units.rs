@@ -142,7 +142,14 @@ pub(crate) fn prepare(
     p.clean = Vec::with_capacity(log.records.len());
     for (rec, object) in log.records.iter_mut().zip(&p.objects) {
         let rec_time = SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(rec.mtime_ns);
+        // The main source (listed first) too: a record whose first input is
+        // not a project file keeps it, for the mapping's message.
+        let first_is_project = matches!(
+            rec.inputs.first().map(|&i| &p.inputs[i as usize]),
+            None | Some(Some(Input::Project(_)))
+        );
         let clean = object.is_some()
+            && first_is_project
             && rec.inputs.iter().all(|&i| match &p.inputs[i as usize] {
                 Some(Input::System) => true,
                 Some(Input::Project(st)) => st.mtime.is_some_and(|m| m <= rec_time),
@@ -290,50 +297,49 @@ pub(crate) fn merge(
                     *slot = add(ev, *slot, st);
                 }
             }
-        }
-        stamp += 1;
-        let mut kept = 0;
-        for at in 0..if clean { 0 } else { rec.inputs.len() } {
-            let inp = rec.inputs[at];
-            let st = match &inputs[inp as usize] {
-                Some(Input::Project(st)) => st,
-                Some(Input::TooLong) => {
-                    gaps.push(Gap::new(Code::LimitExceeded, format!("{shown} record {out_rel}: a path exceeds {max_path} bytes (--max-path-len)")));
-                    break;
+        } else {
+            stamp += 1;
+            let mut kept = 0;
+            for at in 0..rec.inputs.len() {
+                let inp = rec.inputs[at];
+                let st = match &inputs[inp as usize] {
+                    Some(Input::Project(st)) => st,
+                    Some(Input::TooLong) => {
+                        gaps.push(Gap::new(Code::LimitExceeded, format!("{shown} record {out_rel}: a path exceeds {max_path} bytes (--max-path-len)")));
+                        break;
+                    }
+                    // Every input of a unit record was classified by `prepare`.
+                    Some(Input::System) | None => continue,
+                };
+                let id = add(ev, inp, st);
+                match st.mtime {
+                    Some(m) if m > rec_time => gaps.push(Gap::new(
+                        Code::DepEvidenceStale,
+                        format!(
+                            "{} is newer than {shown} record {out_rel}",
+                            ev.files[id as usize]
+                        ),
+                    )),
+                    Some(_) => {}
+                    None => gaps.push(Gap::new(
+                        Code::DepPrereqUninspectable,
+                        format!(
+                            "{} (listed in {shown} record {out_rel}) cannot be inspected",
+                            ev.files[id as usize]
+                        ),
+                    )),
                 }
-                // Every input of a unit record was classified by `prepare`.
-                Some(Input::System) | None => continue,
-            };
-            let id = add(ev, inp, st);
-            match st.mtime {
-                Some(m) if m > rec_time => gaps.push(Gap::new(
-                    Code::DepEvidenceStale,
-                    format!(
-                        "{} is newer than {shown} record {out_rel}",
-                        ev.files[id as usize]
-                    ),
-                )),
-                Some(_) => {}
-                None => gaps.push(Gap::new(
-                    Code::DepPrereqUninspectable,
-                    format!(
-                        "{} (listed in {shown} record {out_rel}) cannot be inspected",
-                        ev.files[id as usize]
-                    ),
-                )),
+                let slot = id as usize;
+                if seen.len() <= slot {
+                    seen.resize(slot + 1, 0);
+                }
+                if seen[slot] != stamp {
+                    seen[slot] = stamp;
+                    // `kept <= at`: the slot was read already.
+                    rec.inputs[kept] = id;
+                    kept += 1;
+                }
             }
-            let slot = id as usize;
-            if seen.len() <= slot {
-                seen.resize(slot + 1, 0);
-            }
-            if seen[slot] != stamp {
-                seen[slot] = stamp;
-                // `kept <= at`: the slot was read already.
-                rec.inputs[kept] = id;
-                kept += 1;
-            }
-        }
-        if !clean {
             rec.inputs.truncate(kept);
         }
         let prereqs = rec.inputs;
@@ -469,6 +475,14 @@ mod tests {
         // A project file that does not exist has no timestamp: not clean either.
         let gone = format!("{src}/gone.h");
         let p = prepared(&src, &build, 4_000, &[main.as_str(), gone.as_str()]);
+        assert_eq!(p.clean, vec![false]);
+        // A first input that is not a project file stays, for the mapping's message.
+        let p = prepared(
+            &src,
+            &build,
+            4_000,
+            &["/usr/include/stdio.h", main.as_str()],
+        );
         assert_eq!(p.clean, vec![false]);
         // A custom command's record (no object) is never a unit's.
         let bytes = write(&[("gen.stamp", 4_000_000_000_000, &[main.as_str()])]);
