@@ -426,11 +426,17 @@ pub fn extend_mappings(
     let mut gaps = Vec::new();
     // Build-tree headers each target's units include.
     let mut headers_of: Vec<Vec<u32>> = vec![Vec::new(); model.targets.len()];
-    for tu in &deps.tus {
+    // Decided once per file, not once per listing.
+    let git = format!("{src}/.git");
+    let in_build: Vec<bool> = deps
+        .files
+        .iter()
+        // In-source builds: the build tree lies inside the source tree.
+        .map(|f| paths::is_within(f, build) && !paths::is_within(f, &git))
+        .collect();
+    for tu in deps.tus.iter().filter(|_| in_build.contains(&true)) {
         for &p in &tu.prereqs {
-            let f = &deps.files[p as usize];
-            // In-source builds: the build tree lies inside the source tree.
-            if paths::is_within(f, build) && !paths::is_within(f, &format!("{src}/.git")) {
+            if in_build.get(p as usize) == Some(&true) {
                 headers_of[tu.target].push(p);
             }
         }
