@@ -434,7 +434,8 @@ pub fn extend_mappings(
         // In-source builds: the build tree lies inside the source tree.
         .map(|f| paths::is_within(f, build) && !paths::is_within(f, &git))
         .collect();
-    for tu in deps.tus.iter().filter(|_| in_build.contains(&true)) {
+    let any_in_build = in_build.contains(&true);
+    for tu in deps.tus.iter().filter(|_| any_in_build) {
         for &p in &tu.prereqs {
             if in_build.get(p as usize) == Some(&true) {
                 headers_of[tu.target].push(p);
