@@ -16,6 +16,9 @@
 #                    or the .ninja_deps, every File API reply file, ctest.json,
 #                    deps.txt) > /dev/null
 #   readall 1T / 2T  examples/readall.rs: open + read each file once, 1 and 2 threads
+#   readall 2T + audit stats   (Ninja presets) the same, then on one thread the stats a
+#                    deps log's freshness audit needs: each project file and directory
+#                    its object records list, each object
 #   diff2test        whole process, --format names, --changed-from each change set the
 #                    generator wrote: one-header, twenty-files (expect exit 0,
 #                    SUBSET_SELECTED) and build-config (expect exit 3)
@@ -151,6 +154,11 @@ labels=("cat floor" "readall 1 thread" "readall 2 threads")
 cmds=("xargs cat < $(printf %q "$files") > /dev/null"
       "$(printf %q "$readall") $(printf %q "$files") 1 > /dev/null"
       "$(printf %q "$readall") $(printf %q "$files") 2 > /dev/null")
+if [[ $n_logs -gt 0 ]]; then
+  # A Ninja build's floor also holds the stats its freshness audit needs (examples/readall.rs).
+  labels+=("readall 2 threads + audit stats")
+  cmds+=("$(printf %q "$readall") $(printf %q "$files") 2 --stat-ninja-log $(printf %q "$BUILD/.ninja_deps") $(printf %q "$SRC") $(printf %q "$BUILD") > /dev/null")
+fi
 for c in "${cases[@]}"; do
   labels+=("diff2test $c")
   cmds+=("$(d2t_cmd "$d2t" "$c") > /dev/null 2>&1; test \$? = ${want_rc[$c]}")
