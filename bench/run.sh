@@ -156,8 +156,9 @@ cmds=("xargs cat < $(printf %q "$files") > /dev/null"
       "$(printf %q "$readall") $(printf %q "$files") 2 > /dev/null")
 if [[ $n_logs -gt 0 ]]; then
   # A Ninja build's floor also holds the stats its freshness audit needs (examples/readall.rs).
+  "$readall" --audit-list "$BUILD/.ninja_deps" "$SRC" "$BUILD" >"$tmp/stat-list.txt"
   labels+=("readall 2 threads + audit stats")
-  cmds+=("$(printf %q "$readall") $(printf %q "$files") 2 --stat-ninja-log $(printf %q "$BUILD/.ninja_deps") $(printf %q "$SRC") $(printf %q "$BUILD") > /dev/null")
+  cmds+=("$(printf %q "$readall") $(printf %q "$files") 2 --stat-list $(printf %q "$tmp/stat-list.txt") > /dev/null")
 fi
 for c in "${cases[@]}"; do
   labels+=("diff2test $c")

@@ -10,14 +10,15 @@
 //! `files N bytes B threads T ms X` on stdout; exits 1 if a file cannot be read.
 //!
 //! ```text
-//! cargo run --release --example readall -- FILELIST THREADS --stat-ninja-log LOG SOURCE BUILD
+//! cargo run --release --example readall -- --audit-list LOG SOURCE BUILD > STATLIST
+//! cargo run --release --example readall -- FILELIST THREADS --stat-list STATLIST
 //! ```
 //!
-//! Also does, after the reads and on one thread, the stats the freshness audit of a
-//! ninja deps log cannot avoid (as diff2test does them): one `lstat` of each distinct
-//! project file (inside SOURCE or BUILD) an object's record lists, one `lstat` of each
-//! distinct directory holding one, and one `stat` of each object. The floor of a Ninja
-//! build is then "read + stat", not "read" alone; it prints `stats S` as well.
+//! The first writes the stats the freshness audit of a ninja deps log cannot avoid, as
+//! diff2test does them: `l PATH` (an `lstat`) for each distinct project file (inside
+//! SOURCE or BUILD) an object's record lists and for each directory holding one, `s PATH`
+//! (a `stat`) for each object. The second does them, on one thread, after the reads, and
+//! prints `stats S` as well: the floor of a Ninja build is "read + stat", not "read".
 
 use std::io::Read;
 use std::time::Instant;
@@ -33,9 +34,10 @@ fn read_chunk(paths: &[&str]) -> std::io::Result<u64> {
     Ok(total)
 }
 
-/// The stats the audit of the ninja deps log `log` needs: (paths to lstat, objects to stat).
-fn audit_paths(log: &str, source: &str, build: &str) -> (Vec<String>, Vec<String>) {
+/// Prints the stats the audit of the ninja deps log `log` needs (see the module docs).
+fn audit_list(log: &str, source: &str, build: &str) {
     use diff2test::ingest::ninja_deps;
+    use std::io::Write;
     let bytes = std::fs::read(log).unwrap_or_else(|e| {
         eprintln!("readall: {log}: {e}");
         std::process::exit(1);
@@ -44,45 +46,60 @@ fn audit_paths(log: &str, source: &str, build: &str) -> (Vec<String>, Vec<String
         eprintln!("readall: {log}: {e}");
         std::process::exit(1);
     });
-    let within = |p: &str, root: &str| p == root || p.starts_with(&format!("{root}/"));
-    let mut files = std::collections::BTreeSet::new();
-    let mut objects = Vec::new();
+    let (src_dir, build_dir) = (format!("{source}/"), format!("{build}/"));
+    let abs: Vec<String> = (0..parsed.paths.len() as u32)
+        .map(|id| parsed.resolve(build, id))
+        .collect();
+    let mut listed = vec![false; abs.len()];
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for rec in &parsed.records {
-        let out = parsed.resolve(build, rec.output);
-        if !(out.ends_with(".o") || out.ends_with(".obj")) {
-            continue;
-        }
-        objects.push(out);
-        for &i in &rec.inputs {
-            let p = parsed.resolve(build, i);
-            if within(&p, source) || within(&p, build) {
-                files.insert(p);
-            }
+        let obj = &abs[rec.output as usize];
+        if obj.ends_with(".o") || obj.ends_with(".obj") {
+            let _ = writeln!(out, "s {obj}");
+            rec.inputs.iter().for_each(|&i| listed[i as usize] = true);
         }
     }
-    let dirs: std::collections::BTreeSet<String> = files
-        .iter()
-        .filter_map(|f| f.rsplit_once('/').map(|(d, _)| d.to_owned()))
-        .collect();
-    (files.into_iter().chain(dirs).collect(), objects)
+    let mut dirs = std::collections::BTreeSet::new();
+    for (p, _) in abs.iter().zip(&listed).filter(|(_, &l)| l) {
+        if p.starts_with(&src_dir) || p.starts_with(&build_dir) {
+            let _ = writeln!(out, "l {p}");
+            dirs.extend(p.rsplit_once('/').map(|(d, _)| d.to_owned()));
+        }
+    }
+    for d in dirs {
+        let _ = writeln!(out, "l {d}");
+    }
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(list) = args.next() else {
-        eprintln!("usage: readall FILELIST [THREADS]");
+        eprintln!("usage: readall FILELIST [THREADS [--stat-list STATLIST]]");
         std::process::exit(2);
     };
-    let threads: usize = args.next().and_then(|t| t.parse().ok()).unwrap_or(1).max(1);
-    let audit = match args.next().as_deref() {
-        None => None,
-        Some("--stat-ninja-log") => match (args.next(), args.next(), args.next()) {
-            (Some(log), Some(source), Some(build)) => Some(audit_paths(&log, &source, &build)),
+    if list == "--audit-list" {
+        match (args.next(), args.next(), args.next()) {
+            (Some(log), Some(source), Some(build)) => audit_list(&log, &source, &build),
             _ => {
-                eprintln!("usage: readall FILELIST THREADS --stat-ninja-log LOG SOURCE BUILD");
+                eprintln!("usage: readall --audit-list LOG SOURCE BUILD");
                 std::process::exit(2);
             }
-        },
+        }
+        return;
+    }
+    let threads: usize = args.next().and_then(|t| t.parse().ok()).unwrap_or(1).max(1);
+    let stat_list = match args.next().as_deref() {
+        None => String::new(),
+        Some("--stat-list") => {
+            let f = args.next().unwrap_or_else(|| {
+                eprintln!("usage: readall FILELIST THREADS --stat-list STATLIST");
+                std::process::exit(2);
+            });
+            std::fs::read_to_string(&f).unwrap_or_else(|e| {
+                eprintln!("readall: {f}: {e}");
+                std::process::exit(1);
+            })
+        }
         Some(other) => {
             eprintln!("readall: unknown argument {other}");
             std::process::exit(2);
@@ -107,12 +124,13 @@ fn main() {
     });
     // Counted, so that the stats cannot be optimised away.
     let mut stats = 0usize;
-    if let Some((lstat, stat)) = &audit {
-        stats += lstat
-            .iter()
-            .filter(|p| std::fs::symlink_metadata(p).is_ok())
-            .count();
-        stats += stat.iter().filter(|p| std::fs::metadata(p).is_ok()).count();
+    for line in stat_list.lines() {
+        let ok = match line.split_once(' ') {
+            Some(("l", p)) => std::fs::symlink_metadata(p).is_ok(),
+            Some(("s", p)) => std::fs::metadata(p).is_ok(),
+            _ => false,
+        };
+        stats += usize::from(ok);
     }
     let elapsed = start.elapsed();
     match result {
