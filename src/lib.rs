@@ -14,6 +14,7 @@ pub mod decide;
 pub mod declare;
 pub mod digest;
 pub mod fasthash;
+pub mod fingerprint;
 pub mod graph;
 pub mod ingest;
 pub mod paths;

@@ -138,6 +138,11 @@ fn analyse_evidence(
         std::sync::OnceLock::new();
     let job =
         ingest::depfile::ReadJob::new(reader, &req.dep_list, (&req.source_dir, &req.build_dir));
+    // A snapshot (made, or compared with a base's) fingerprints the evidence
+    // as it is parsed, so that nothing is read twice.
+    let fingerprints = req.snapshot
+        || (a.policy.build_config == policy::BuildConfigMode::Compare
+            && req.base_snapshot.is_some());
     let a = std::thread::scope(|s| {
         let helpers: Vec<_> = (1..ingest::threads())
             .map(|_| s.spawn(|| job.work()))
@@ -148,6 +153,7 @@ fn analyse_evidence(
                 &req.ctest_json,
                 &req.build_dir,
                 req.limits.max_tests,
+                fingerprints,
             )
         });
         let catalogue = match parsed {
@@ -171,6 +177,7 @@ fn analyse_evidence(
                 config: req.config.as_deref(),
                 // The other cores are reading depfiles.
                 threads: ingest::threads().div_ceil(2),
+                fingerprints,
             },
         );
         decision.extend(fa.gaps);
@@ -418,16 +425,7 @@ fn analyse_evidence(
             } else {
                 None
             };
-            match snapshot::compute(
-                model,
-                &graph,
-                &deps,
-                catalogue,
-                &req.ctest_json,
-                &mappings,
-                &reaches,
-                commit,
-            ) {
+            match snapshot::compute(model, &graph, &deps, catalogue, &mappings, &reaches, commit) {
                 Err(g) => decision.require_full(g),
                 Ok(head) => match &base_snapshot {
                     None => a.snapshot = Some(head),

@@ -1194,7 +1194,7 @@ mod tests {
     }
 
     fn cat(tests: Vec<Test>) -> Catalogue {
-        Catalogue { tests }
+        Catalogue { tests, json: None }
     }
 
     fn t(name: &str) -> Test {

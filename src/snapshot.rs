@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
-use crate::digest;
+use crate::fingerprint;
 use crate::graph::{Graph, TestMapping};
 use crate::ingest::ctest::Catalogue;
 use crate::ingest::depfile::DepEvidence;
@@ -38,56 +38,6 @@ use crate::reason::{Code, Gap};
 /// Schema id of snapshots.
 pub const SNAPSHOT_SCHEMA: &str = "diff2test.snapshot.v1";
 
-/// 128 bits of SHA-256, hex: plenty to detect a change, half the size.
-fn h(bytes: &[u8]) -> String {
-    digest::hex(&digest::sha256(bytes))[..32].to_owned()
-}
-
-/// Replaces the roots in every string of `v` and drops backtraces and ids.
-fn canonical(v: &mut Value, src: &str, build: &str) {
-    match v {
-        Value::String(s) => {
-            *s = relativize(s, src, build);
-        }
-        Value::Array(a) => a.iter_mut().for_each(|x| canonical(x, src, build)),
-        Value::Object(m) => {
-            m.retain(|k, _| {
-                !matches!(
-                    k.as_str(),
-                    "backtrace" | "backtraces" | "backtraceGraph" | "jsonFile" | "codemodelVersion"
-                )
-            });
-            m.values_mut().for_each(|x| canonical(x, src, build));
-        }
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
-    }
-}
-
-/// `s` with every occurrence of the build root, then the source root,
-/// replaced by a placeholder (the build root first: it may lie inside the
-/// source root).
-fn relativize(s: &str, src: &str, build: &str) -> String {
-    let mut out = s.to_owned();
-    if !build.is_empty() {
-        out = out.replace(build, "<BUILD>");
-    }
-    if !src.is_empty() {
-        out = out.replace(src, "<SRC>");
-    }
-    out
-}
-
-fn read_json(path: &str) -> Result<Value, Gap> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Gap::new(
-            Code::SnapshotInvalid,
-            format!("{path} cannot be read for the snapshot: {e}"),
-        )
-    })?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| Gap::new(Code::SnapshotInvalid, format!("{path}: {e}")))
-}
-
 /// Computes the snapshot of the current build.
 #[allow(clippy::too_many_arguments)]
 pub fn compute(
@@ -95,100 +45,43 @@ pub fn compute(
     graph: &Graph<'_>,
     deps: &DepEvidence,
     catalogue: &Catalogue,
-    ctest_json: &str,
     mappings: &[TestMapping],
     reaches: &[TestReach],
     source_commit: Option<String>,
 ) -> Result<Value, Gap> {
     let (src, build) = (model.source_root.as_str(), model.build_root.as_str());
-    // The codemodel file and, from it, each target's object file.
-    let reply = |prefix: &str| {
-        model
-            .files_read
-            .iter()
-            .find(|f| f.rsplit('/').next().is_some_and(|n| n.starts_with(prefix)))
-            .cloned()
-    };
-    let cm_file = reply("codemodel-v2-").ok_or_else(|| {
-        Gap::new(
-            Code::SnapshotInvalid,
-            "the codemodel reply file is not among the files read",
-        )
-    })?;
-    let cm = read_json(&cm_file)?;
-    let reply_dir = cm_file
-        .rsplit_once('/')
-        .map(|(d, _)| d)
-        .unwrap_or("")
-        .to_owned();
-    let config = cm["configurations"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["name"] == model.config.as_str()))
-        .ok_or_else(|| {
-            Gap::new(
-                Code::SnapshotInvalid,
-                "the selected configuration is not in the codemodel",
-            )
-        })?;
-    let mut id_to_name: BTreeMap<String, String> = BTreeMap::new();
-    let mut file_of: BTreeMap<String, String> = BTreeMap::new();
-    for t in config["targets"].as_array().into_iter().flatten() {
-        if let (Some(id), Some(name), Some(f)) =
-            (t["id"].as_str(), t["name"].as_str(), t["jsonFile"].as_str())
-        {
-            id_to_name.insert(id.to_owned(), name.to_owned());
-            file_of.insert(name.to_owned(), format!("{reply_dir}/{f}"));
-        }
-    }
-    for t in config["abstractTargets"].as_array().into_iter().flatten() {
-        if let (Some(id), Some(name)) = (t["id"].as_str(), t["name"].as_str()) {
-            id_to_name.insert(id.to_owned(), name.to_owned());
-        }
-    }
+    // Fingerprinted by the readers from the bytes the analysis parsed.
+    let invalid = |why: &str| Gap::new(Code::SnapshotInvalid, why.to_owned());
+    let fp = model
+        .fingerprints
+        .as_ref()
+        .ok_or_else(|| invalid("the codemodel was loaded without fingerprints"))?;
     let mut targets: BTreeMap<String, String> = BTreeMap::new();
-    for t in &model.targets {
-        let Some(f) = file_of.get(&t.name) else {
-            return Err(Gap::new(
-                Code::SnapshotInvalid,
-                format!("target {:?} has no object file", t.name),
-            ));
+    for (t, f) in model.targets.iter().zip(&fp.targets) {
+        let Some(f) = f else {
+            return Err(invalid(&format!(
+                "target {:?} has no usable object file",
+                t.name
+            )));
         };
-        let mut v = read_json(f)?;
-        if let Some(ds) = v.get_mut("dependencies").and_then(Value::as_array_mut) {
-            for d in ds.iter_mut() {
-                let name = d["id"]
-                    .as_str()
-                    .and_then(|id| id_to_name.get(id))
-                    .cloned()
-                    .unwrap_or_default();
-                *d = json!({"target": name});
-            }
-        }
-        if let Some(m) = v.as_object_mut() {
-            m.remove("id");
-        }
-        canonical(&mut v, src, build);
-        targets.insert(
-            t.name.clone(),
-            h(&serde_json::to_vec(&v).unwrap_or_default()),
-        );
+        targets.insert(t.name.clone(), f.clone());
     }
-    let toolchain = match reply("toolchains-v1-") {
-        Some(f) => {
-            let mut v = read_json(&f)?;
-            canonical(&mut v, src, build);
-            h(&serde_json::to_vec(&v).unwrap_or_default())
-        }
-        None => "none".to_owned(),
+    let toolchain = match &fp.toolchain {
+        Ok(Some(f)) => f.clone(),
+        Ok(None) => "none".to_owned(),
+        Err(()) => return Err(invalid("the toolchains reply could not be read")),
     };
     // Catalogue entries, canonical.
-    let cat = read_json(ctest_json)?;
+    let cat = catalogue
+        .json
+        .as_ref()
+        .ok_or_else(|| invalid("the catalogue was parsed without its document"))?;
     let mut entries: BTreeMap<String, String> = BTreeMap::new();
     for t in cat["tests"].as_array().into_iter().flatten() {
-        let mut t = t.clone();
-        canonical(&mut t, src, build);
-        if let Some(name) = t["name"].as_str().map(str::to_owned) {
-            entries.insert(name, h(&serde_json::to_vec(&t).unwrap_or_default()));
+        if let Some(name) = t["name"].as_str() {
+            // Keyed by the name as made canonical, as before the readers fingerprinted.
+            let key = fingerprint::relativize(name, src, build);
+            entries.insert(key, fingerprint::of(t.clone(), src, build));
         }
     }
     // Build-tree files a closure includes, and configure-time files tests name.
@@ -203,7 +96,7 @@ pub fn compute(
         src: &str,
         build: &str,
     ) -> Result<String, Gap> {
-        let key = relativize(p, src, build);
+        let key = fingerprint::relativize(p, src, build);
         if !files.contains_key(&key) {
             let bytes = std::fs::read(p).map_err(|e| {
                 Gap::new(
@@ -211,7 +104,7 @@ pub fn compute(
                     format!("{p} cannot be read for the snapshot: {e}"),
                 )
             })?;
-            files.insert(key.clone(), h(&bytes));
+            files.insert(key.clone(), fingerprint::short_hash(&bytes));
         }
         Ok(key)
     }
@@ -261,7 +154,7 @@ pub fn compute(
         }
         tests.insert(
             test.name.clone(),
-            json!({"fingerprint": h(all.as_bytes()), "catalogue": entry, "targets": names, "files": fs}),
+            json!({"fingerprint": fingerprint::short_hash(all.as_bytes()), "catalogue": entry, "targets": names, "files": fs}),
         );
     }
     let layout = paths::strip_root(build, src).map(str::to_owned);

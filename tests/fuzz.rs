@@ -148,7 +148,7 @@ proptest! {
 
     #[test]
     fn ctest_parser_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
-        let _ = diff2test::ingest::ctest::parse(&bytes, "fuzz.json", "/nonexistent", 1000);
+        let _ = diff2test::ingest::ctest::parse(&bytes, "fuzz.json", "/nonexistent", 1000, false);
     }
 
     #[test]
@@ -157,7 +157,7 @@ proptest! {
         let mut v = good.to_vec();
         let i = pos % v.len();
         v[i] = byte;
-        if let Ok(c) = diff2test::ingest::ctest::parse(&v, "fuzz.json", "/nonexistent", 1000) {
+        if let Ok(c) = diff2test::ingest::ctest::parse(&v, "fuzz.json", "/nonexistent", 1000, false) {
             prop_assert!(c.tests.iter().all(|t| !t.name.is_empty()));
         }
     }

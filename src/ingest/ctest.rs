@@ -67,6 +67,9 @@ impl Test {
 pub struct Catalogue {
     /// Registered tests.
     pub tests: Vec<Test>,
+    /// The whole document as parsed, when [`parse`] was asked to keep it (for
+    /// a snapshot's catalogue fingerprints: the bytes are not read again).
+    pub json: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -125,11 +128,13 @@ fn string_list(prop: &str, test: &str, v: &serde_json::Value) -> Result<Vec<Stri
 
 /// Parses and audits the catalogue's bytes (read from `origin`). `build_dir`
 /// (folded) is used to tell an empty suite from a build tree without tests.
+/// With `keep_json`, the parsed document is kept in [`Catalogue::json`].
 pub fn parse(
     bytes: &[u8],
     origin: &str,
     build_dir: &str,
     max_tests: usize,
+    keep_json: bool,
 ) -> Result<Catalogue, Gap> {
     let malformed = |e: serde_json::Error| Gap::new(Code::CtestMalformed, format!("{origin}: {e}"));
     if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -161,8 +166,19 @@ pub fn parse(
         )
     })?;
     // One parse on the normal path; only a failed parse is re-read for its header,
-    // to tell an unsupported kind/version from malformed JSON.
-    let raw: RawCatalogue = match serde_json::from_str::<RawCatalogue>(bytes) {
+    // to tell an unsupported kind/version from malformed JSON. Kept as a
+    // document, it is read from that document (a failure is parsed again from
+    // the text, for serde's position in the message).
+    let json: Option<serde_json::Value> = if keep_json {
+        serde_json::from_str(bytes).ok()
+    } else {
+        None
+    };
+    let parsed = match &json {
+        Some(v) => RawCatalogue::deserialize(v).or_else(|_| serde_json::from_str(bytes)),
+        None => serde_json::from_str::<RawCatalogue>(bytes),
+    };
+    let raw: RawCatalogue = match parsed {
         Ok(raw) => {
             check_head(&raw.kind, raw.version.major)?;
             raw
@@ -262,7 +278,7 @@ pub fn parse(
             ));
         }
     }
-    Ok(Catalogue { tests })
+    Ok(Catalogue { tests, json })
 }
 
 /// The first CTestTestfile.cmake under `build_dir` (following `subdirs()`)
@@ -373,7 +389,7 @@ mod tests {
     use super::*;
 
     fn p(s: &str) -> Result<Catalogue, Gap> {
-        parse(s.as_bytes(), "ctest.json", "/nonexistent-build", 100)
+        parse(s.as_bytes(), "ctest.json", "/nonexistent-build", 100, false)
     }
 
     fn code(s: &str) -> Code {
@@ -381,6 +397,23 @@ mod tests {
     }
 
     const HEAD: &str = r#""kind":"ctestInfo","version":{"major":1,"minor":0}"#;
+
+    #[test]
+    fn a_kept_document_gives_the_same_catalogue_and_the_same_messages() {
+        let keep = |s: &str| parse(s.as_bytes(), "ctest.json", "/nonexistent-build", 100, true);
+        let ok = format!(
+            r#"{{{HEAD},"tests":[{{"name":"a","command":["/bin/a"],"properties":[{{"name":"LABELS","value":["x"]}}]}}]}}"#
+        );
+        let (kept, plain) = (keep(&ok).unwrap(), p(&ok).unwrap());
+        assert_eq!(kept.tests, plain.tests);
+        assert!(plain.json.is_none());
+        assert_eq!(kept.json.unwrap()["tests"][0]["name"], "a");
+        // A type error read from the kept document is reported as from the text (with its position).
+        let bad = format!(r#"{{{HEAD},"tests":[{{"name":7}}]}}"#);
+        let (k, q) = (keep(&bad).unwrap_err(), p(&bad).unwrap_err());
+        assert_eq!((k.code, k.to_string()), (q.code, q.to_string()));
+        assert!(q.to_string().contains("column"), "{q}");
+    }
 
     #[test]
     fn good_catalogue() {
@@ -407,7 +440,7 @@ mod tests {
             .into_iter()
             .map(|b| if b == 1 { 0xff } else { b })
             .collect();
-        let err = parse(&bytes, "ctest.json", "/nonexistent-build", 100).unwrap_err();
+        let err = parse(&bytes, "ctest.json", "/nonexistent-build", 100, false).unwrap_err();
         assert_eq!(err.code, Code::CtestMalformed);
         assert!(err.to_string().contains("not UTF-8"), "{err}");
     }

@@ -21,8 +21,8 @@ use std::time::SystemTime;
 
 use super::Reader;
 use crate::fasthash::{FastMap, FastSet};
-use crate::paths;
 use crate::reason::{Code, Gap};
+use crate::{fingerprint, paths};
 
 /// CMake target types as the File API names them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -194,6 +194,19 @@ pub struct Codemodel {
     pub files_read: Vec<String>,
     /// `<dir_build>/CMakeFiles/<name>.dir` → target index (Makefiles object directories).
     pub object_dirs: FastMap<String, usize>,
+    /// Computed while parsing, when [`Request::fingerprints`] asked for them.
+    pub fingerprints: Option<Fingerprints>,
+}
+
+/// Fingerprints of the reply's target objects and toolchains
+/// ([`crate::fingerprint`]), taken from the bytes the load parsed.
+#[derive(Clone, Debug)]
+pub struct Fingerprints {
+    /// By target index; `None` for a target whose object could not be used.
+    pub targets: Vec<Option<String>>,
+    /// The toolchains reply's; `Ok(None)` when there is none, `Err` when it
+    /// could not be used.
+    pub toolchain: Result<Option<String>, ()>,
 }
 
 impl Codemodel {
@@ -434,6 +447,9 @@ pub struct Request<'a> {
     pub config: Option<&'a str>,
     /// Threads to parse target objects on (at least one).
     pub threads: usize,
+    /// Fingerprint the target objects and the toolchains reply as they are
+    /// parsed ([`Codemodel::fingerprints`], for a snapshot).
+    pub fingerprints: bool,
 }
 
 // ---------------- raw wire structs ----------------
@@ -806,10 +822,50 @@ impl Ctx<'_> {
         name: &str,
         missing: Code,
     ) -> Result<T, Gap> {
+        self.read_json_as(name, missing, false).map(|(t, _)| t)
+    }
+
+    /// [`Ctx::read_json`] of an optional reply (a missing one is malformed
+    /// evidence), with the parsed document too when `keep`.
+    fn read_json_kept<T: serde::de::DeserializeOwned>(
+        &mut self,
+        name: &str,
+        keep: bool,
+    ) -> Result<(T, Option<serde_json::Value>), Gap> {
+        self.read_json_as(name, Code::FileApiMalformed, keep)
+    }
+
+    fn read_json_as<T: serde::de::DeserializeOwned>(
+        &mut self,
+        name: &str,
+        missing: Code,
+        keep: bool,
+    ) -> Result<(T, Option<serde_json::Value>), Gap> {
         let mut buf = Vec::new();
         let (path, n) = self.read_into(name, missing, &mut buf)?;
-        serde_json::from_str(json_text(&buf[..n], &path)?)
-            .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))
+        let text = json_text(&buf[..n], &path)?;
+        let value = json_value(text, keep);
+        let t = parse_json(text, value.as_ref())
+            .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))?;
+        Ok((t, value))
+    }
+}
+
+/// The document `text` holds, when it is wanted (`keep`) and parses.
+fn json_value(text: &str, keep: bool) -> Option<serde_json::Value> {
+    keep.then(|| serde_json::from_str(text).ok()).flatten()
+}
+
+/// `T` from `value` when there is one (the text is then not parsed again),
+/// else from `text`; a failure from `value` is parsed again from `text`,
+/// for serde's message with its position.
+fn parse_json<'a, T: Deserialize<'a>>(
+    text: &'a str,
+    value: Option<&'a serde_json::Value>,
+) -> serde_json::Result<T> {
+    match value {
+        Some(v) => T::deserialize(v).or_else(|_| serde_json::from_str(text)),
+        None => serde_json::from_str(text),
     }
 }
 
@@ -1125,6 +1181,13 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         FastSet::default()
     };
 
+    // Target and abstract target names by id: a fingerprint names dependencies.
+    let names_by_id: FastMap<&str, &str> = config
+        .targets
+        .iter()
+        .chain(config.abstract_targets.iter().flatten())
+        .map(|t| (t.id.as_str(), t.name.as_str()))
+        .collect();
     // Read, parse and convert every target object in parallel (they are independent files).
     let roots = (source_root.as_str(), build_root.as_str());
     let converted: Vec<Result<Converted, Gap>> = super::par_map_n(req.threads, &refs, |r| {
@@ -1138,7 +1201,9 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         BUF.with(|b| {
             let mut buf = b.borrow_mut();
             let (path, n) = local.read_into(&r.json_file, Code::TargetObjectMissing, &mut buf)?;
-            let t: RawTarget<'_> = serde_json::from_str(json_text(&buf[..n], &path)?)
+            let text = json_text(&buf[..n], &path)?;
+            let value = json_value(text, req.fingerprints);
+            let t: RawTarget<'_> = parse_json(text, value.as_ref())
                 .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))?;
             if t.name != r.name || t.id != r.id {
                 return Err(Gap::new(
@@ -1157,15 +1222,21 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
                 link_from_top,
             )?;
             c.files_read = local.files_read;
+            c.fingerprint = value.map(|v| {
+                let name_of = |id: &str| names_by_id.get(id).map(|n| (*n).to_owned());
+                fingerprint::target(v, name_of, roots.0, roots.1)
+            });
             Ok(c)
         })
     });
 
     let mut targets = Vec::with_capacity(refs.len());
+    let mut target_fingerprints = Vec::new();
     let mut generated_files = HashSet::new();
     for (i, res) in converted.into_iter().enumerate() {
         match res {
             Ok(c) => {
+                target_fingerprints.push(c.fingerprint);
                 ctx.files_read.extend(c.files_read);
                 gaps.extend(c.gaps);
                 generated_files.extend(c.generated);
@@ -1175,6 +1246,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
                 gaps.push(g);
                 // Keep indices aligned with a placeholder (the gap already forbids a subset).
                 targets.push(Target::placeholder(refs[i]));
+                target_fingerprints.push(None);
             }
         }
     }
@@ -1237,18 +1309,24 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
 
     // toolchains-v1 (optional): a changed compiler is a build-configuration change.
     let mut cmake_inputs = cmake_inputs;
+    let mut toolchain_fingerprint: Result<Option<String>, ()> = Ok(None);
     match find_object(&index, "toolchains", 1) {
         Err(g) => gaps.push(g),
         Ok(None) => {}
-        Ok(Some(f)) => match ctx.read_json::<RawToolchains>(&f, Code::FileApiMalformed) {
-            Err(g) => gaps.push(g),
-            Ok(tc) if tc.kind != "toolchains" || tc.version.major != 1 => {
+        Ok(Some(f)) => match ctx.read_json_kept::<RawToolchains>(&f, req.fingerprints) {
+            Err(g) => {
+                toolchain_fingerprint = Err(());
+                gaps.push(g)
+            }
+            Ok((tc, value)) if tc.kind != "toolchains" || tc.version.major != 1 => {
+                toolchain_fingerprint = Ok(value.map(|v| fingerprint::of(v, roots.0, roots.1)));
                 gaps.push(Gap::new(
                     Code::FileApiUnsupportedVersion,
                     format!("{f}: not toolchains major 1"),
                 ));
             }
-            Ok(tc) => {
+            Ok((tc, value)) => {
+                toolchain_fingerprint = Ok(value.map(|v| fingerprint::of(v, roots.0, roots.1)));
                 if let Some(inputs) = &mut cmake_inputs {
                     inputs.extend(
                         tc.toolchains
@@ -1283,6 +1361,10 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         cmake_inputs,
         config_globs,
         files_read: ctx.files_read,
+        fingerprints: req.fingerprints.then_some(Fingerprints {
+            targets: target_fingerprints,
+            toolchain: toolchain_fingerprint,
+        }),
     })
 }
 
@@ -1299,6 +1381,8 @@ fn looks_like_library(p: &str) -> bool {
 /// One target object, converted.
 struct Converted {
     target: Target,
+    /// The target object's fingerprint, when asked for.
+    fingerprint: Option<String>,
     /// Build-time generated files it declares (custom command outputs, stamps).
     generated: Vec<String>,
     gaps: Vec<Gap>,
@@ -1499,6 +1583,7 @@ fn convert_target(
         generated,
     };
     Ok(Converted {
+        fingerprint: None,
         target,
         generated: generated_files,
         gaps,
