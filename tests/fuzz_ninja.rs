@@ -14,16 +14,10 @@ use std::sync::OnceLock;
 use diff2test::ingest::ninja_deps::{self, DepsLog};
 use proptest::prelude::*;
 
+mod common;
+
 fn run(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| {
-        panic!("{cmd:?}: {e}; install the tools with `apt-get install cmake ninja-build g++`")
-    });
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::run_ok(cmd);
 }
 
 /// `.ninja_deps` of a two-object project, rebuilt once so it holds a
@@ -31,6 +25,10 @@ fn run(cmd: &mut Command) {
 fn real_log() -> &'static [u8] {
     static LOG: OnceLock<Vec<u8>> = OnceLock::new();
     LOG.get_or_init(|| {
+        common::require(
+            "the ninja deps log fuzz test",
+            &[("cmake", "cmake"), ("ninja", "ninja-build"), ("g++", "g++")],
+        );
         let dir = tempfile::Builder::new()
             .prefix("d2t-fuzz-ninja-")
             .tempdir_in(env!("CARGO_TARGET_TMPDIR"))

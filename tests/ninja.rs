@@ -71,37 +71,19 @@ impl Sel {
 }
 
 fn require_tools() {
-    for (tool, pkg) in [
-        ("cmake", "cmake"),
-        ("ctest", "cmake"),
-        ("ninja", "ninja-build"),
-        ("g++", "g++"),
-        ("make", "make"),
-    ] {
-        let ok = Command::new(tool)
-            .arg("--version")
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        assert!(
-            ok,
-            "`{tool}` is required by tests/ninja.rs: install it with `apt-get install {pkg}`"
-        );
-    }
+    common::require(
+        "tests/ninja.rs",
+        &[
+            ("cmake", "cmake"),
+            ("ctest", "cmake"),
+            ("ninja", "ninja-build"),
+            ("g++", "g++"),
+            ("make", "make"),
+        ],
+    );
 }
 
-fn run_ok(cmd: &mut Command) -> Vec<u8> {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
+use common::run_ok;
 
 /// The Ninja recipe: File API queries, configure, build (each configuration
 /// for Multi-Config), catalogues, and the dep list (`.d` files, then the deps log).

@@ -11,29 +11,17 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use diff2test::ingest::ninja_deps::{self, DepsLog, Record};
 
+mod common;
+
 fn require_tools() {
-    for (tool, pkg) in [("cmake", "cmake"), ("ninja", "ninja-build"), ("g++", "g++")] {
-        let ok = Command::new(tool)
-            .arg("--version")
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        assert!(
-            ok,
-            "`{tool}` is required by the ninja deps log tests: install it with \
-             `apt-get install cmake ninja-build g++` (missing package: {pkg})"
-        );
-    }
+    common::require(
+        "the ninja deps log tests",
+        &[("cmake", "cmake"), ("ninja", "ninja-build"), ("g++", "g++")],
+    );
 }
 
 fn run(cmd: &mut Command) {
-    let out = cmd.output().expect("start a build tool");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::run_ok(cmd);
 }
 
 struct Proj {

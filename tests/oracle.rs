@@ -448,38 +448,23 @@ impl Outcome {
 }
 
 fn require_tools() {
-    for (tool, arg, pkg) in [
-        ("cmake", "--version", "cmake"),
-        ("ctest", "--version", "cmake"),
-        ("g++", "--version", "g++"),
-        ("make", "--version", "make"),
-        ("ninja", "--version", "ninja-build"),
-        ("git", "--version", "git"),
-        ("nm", "--version", "binutils"),
-    ] {
-        let ok = Command::new(tool)
-            .arg(arg)
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        assert!(
-            ok,
-            "`{tool}` is required by tests/oracle.rs: install it with `apt-get install {pkg}`"
-        );
-    }
+    common::require(
+        "tests/oracle.rs",
+        &[
+            ("cmake", "cmake"),
+            ("ctest", "cmake"),
+            ("g++", "g++"),
+            ("make", "make"),
+            ("ninja", "ninja-build"),
+            ("git", "git"),
+            ("nm", "binutils"),
+        ],
+    );
 }
 
-fn run_ok(cmd: &mut Command, what: &str) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed: {cmd:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+/// [`common::run_ok`]'s stdout as text.
+fn run_text(cmd: &mut Command) -> String {
+    String::from_utf8_lossy(&common::run_ok(cmd)).into_owned()
 }
 
 /// Writes the File API queries `fixtures/prepare-build.sh` writes (before configuring).
@@ -504,28 +489,26 @@ pub fn build_tree(src: &Path, build: &Path, generator: Generator, first: &[Strin
         Generator::Ninja => cfg.args(["-G", "Ninja", "-DCMAKE_BUILD_TYPE=Debug"]),
         Generator::NinjaMultiConfig => cfg.args(["-G", "Ninja Multi-Config"]),
     };
-    run_ok(&mut cfg, "cmake configure");
+    run_text(&mut cfg);
     let config: &[&str] = match generator {
         Generator::Makefiles | Generator::Ninja => &[],
         Generator::NinjaMultiConfig => &["--config", "Debug"],
     };
     for t in first {
-        run_ok(
+        run_text(
             Command::new("cmake")
                 .arg("--build")
                 .arg(build)
                 .args(config)
                 .args(["--target", t]),
-            "cmake --build --target",
         );
     }
-    run_ok(
+    run_text(
         Command::new("cmake")
             .arg("--build")
             .arg(build)
             .args(config)
             .arg("-j2"),
-        "cmake --build",
     );
     write_catalogue(build, build);
     write_dep_list(build);
@@ -533,11 +516,10 @@ pub fn build_tree(src: &Path, build: &Path, generator: Generator, first: &[Strin
 
 /// `ctest --show-only=json-v1`, run in `cwd`, written to `build/ctest.json`.
 pub fn write_catalogue(cwd: &Path, build: &Path) {
-    let json = run_ok(
+    let json = run_text(
         Command::new("ctest")
             .arg("--show-only=json-v1")
             .current_dir(cwd),
-        "ctest --show-only=json-v1",
     );
     std::fs::write(build.join("ctest.json"), json).unwrap();
 }
@@ -635,7 +617,7 @@ fn run_diff2test(args: &[String]) -> Run {
 }
 
 fn git(ctx: &Ctx, args: &[&str]) -> String {
-    run_ok(
+    run_text(
         Command::new("git")
             .current_dir(&ctx.src)
             .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -651,7 +633,6 @@ fn git(ctx: &Ctx, args: &[&str]) -> String {
                 "init.defaultBranch=main",
             ])
             .args(args),
-        "git",
     )
     .trim()
     .to_owned()

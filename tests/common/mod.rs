@@ -56,20 +56,46 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn require_tools() {
-    for (tool, pkg) in [
-        ("cmake", "cmake"),
-        ("ctest", "cmake"),
-        ("g++", "g++"),
-        ("make", "make"),
-    ] {
+/// Fails unless every `(tool, Debian package)` answers `--version`, naming
+/// the package to install; `who` says which tests need it.
+pub fn require(who: &str, tools: &[(&str, &str)]) {
+    for (tool, pkg) in tools {
         let ok = Command::new(tool)
             .arg("--version")
             .output()
             .map(|o| o.status.success())
             .unwrap_or(false);
-        assert!(ok, "`{tool}` is required by the integration tests: install it with `apt-get install {pkg}`");
+        assert!(
+            ok,
+            "`{tool}` is required by {who}: install it with `apt-get install {pkg}`"
+        );
     }
+}
+
+fn require_tools() {
+    require(
+        "the integration tests",
+        &[
+            ("cmake", "cmake"),
+            ("ctest", "cmake"),
+            ("g++", "g++"),
+            ("make", "make"),
+        ],
+    );
+}
+
+/// Runs `cmd` and fails, with its output, unless it succeeds; returns its stdout.
+pub fn run_ok(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }
 
 fn copy_dir(from: &Path, to: &Path) {
