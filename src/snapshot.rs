@@ -78,10 +78,11 @@ pub fn compute(
         .ok_or_else(|| invalid("the catalogue was parsed without its document"))?;
     let mut entries: BTreeMap<String, String> = BTreeMap::new();
     for t in cat["tests"].as_array().into_iter().flatten() {
+        // Keyed by the name as registered: the one each test is looked up by.
+        // (Keyed by its canonical form, a name holding a root found no entry,
+        // and a changed command of that test went unnoticed.)
         if let Some(name) = t["name"].as_str() {
-            // Keyed by the name as made canonical, as before the readers fingerprinted.
-            let key = fingerprint::relativize(name, src, build);
-            entries.insert(key, fingerprint::of(t.clone(), src, build));
+            entries.insert(name.to_owned(), fingerprint::of(t.clone(), src, build));
         }
     }
     // Build-tree files a closure includes, and configure-time files tests name.
@@ -110,7 +111,13 @@ pub fn compute(
     }
     let mut tests = serde_json::Map::new();
     for (i, test) in catalogue.tests.iter().enumerate() {
-        let entry = entries.get(&test.name).cloned().unwrap_or_default();
+        // Never an empty entry: that would hide a change to the test's command.
+        let entry = entries.get(&test.name).cloned().ok_or_else(|| {
+            invalid(&format!(
+                "test {:?} has no catalogue entry to fingerprint",
+                test.name
+            ))
+        })?;
         let TestMapping::Mapped { direct } = &mappings[i] else {
             // Unmapped: what it depends on is unknown, so it never compares equal.
             tests.insert(

@@ -1885,6 +1885,30 @@ fn compare_a_changed_test_property_selects_that_test() {
     );
 }
 
+/// A test whose name holds the source root (`add_test(NAME "${CMAKE_SOURCE_DIR}/…")`):
+/// its catalogue entry must still count in its fingerprint when its command changes.
+#[test]
+fn compare_a_changed_command_selects_a_test_whose_name_holds_the_source_root() {
+    let o = cmake_edit("s-rooted-name")
+        .after_base_files(|ctx| {
+            let p = ctx.src.join("tests/CMakeLists.txt");
+            let mut t = std::fs::read_to_string(&p).unwrap();
+            t.push_str(
+                "add_test(NAME \"${CMAKE_SOURCE_DIR}/core.rooted\" COMMAND test_core add)\n",
+            );
+            std::fs::write(&p, t).unwrap();
+        })
+        .patch(
+            "tests/CMakeLists.txt",
+            "/core.rooted\" COMMAND test_core add)",
+            "/core.rooted\" COMMAND test_core none)",
+        )
+        .run();
+    o.assert_oracle();
+    let rooted = format!("{}/core.rooted", o.ctx.src.display());
+    assert!(o.selected().contains(&rooted), "{}", o.report());
+}
+
 #[test]
 fn compare_an_edit_that_changes_nothing_selects_nothing() {
     let o = cmake_edit("s-comment")
