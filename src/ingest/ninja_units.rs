@@ -174,7 +174,6 @@ pub(crate) fn prepare(
         }
         rec.inputs.truncate(kept);
     }
-    drop(first);
     p.log = Ok(log);
     p
 }

@@ -119,8 +119,9 @@ pub struct Worker {
     /// worker resolved to `id` first; `(0, 0)` when none.
     pub(super) spelling: Vec<(u32, u32)>,
     pub(super) arena: String,
-    /// Entries that are ninja deps logs (recognised by their header), with
-    /// their bytes and timestamp: read here, merged after the depfiles.
+    /// Entries that are ninja deps logs (recognised by their header),
+    /// prepared here (`ninja_units::prepare`: parsed, resolved, stat'ed),
+    /// merged after the depfiles.
     pub(super) logs: Vec<super::super::ninja_units::Prepared>,
 }
 
