@@ -17,8 +17,12 @@ pub struct Tu {
     pub source: String,
     /// Index of the main source in the owning target's compiled sources.
     pub source_index: usize,
-    /// The `.d` file, absolute folded.
+    /// The `.d` file, absolute folded; for a unit of a ninja deps log, the
+    /// log and the record (`LOG record OBJECT`).
     pub depfile: String,
+    /// The unit's evidence is a record of a ninja deps log (a leftover `.d`
+    /// joined to a record keeps the `.d`'s unit: `false`).
+    pub from_log: bool,
     /// Project prerequisites (including the main source), each once, in the
     /// order the depfile first lists them.
     pub prereqs: Vec<FileId>,

@@ -39,11 +39,13 @@ pub(crate) struct Prepared {
     /// `Some` of the object's mtime (`None`: it no longer exists); `None` for
     /// a custom command's record.
     objects: Vec<Option<Option<SystemTime>>>,
-    /// Per record of `log`: a unit record whose every input is a system
-    /// header or an inspectable project file not newer than the record. Its
-    /// `inputs` were rewritten to its project files only, each once (first
-    /// listed wins, paths compared after folding), as log path ids.
-    clean: Vec<bool>,
+    /// Per record of `log`: `Some(n)` for a unit record whose every input is
+    /// a system header or an inspectable project file not newer than the
+    /// record. Its first `n` inputs were rewritten to its project files only,
+    /// each once (first listed wins, paths compared after folding), as log
+    /// path ids; the rest are its other inputs (system headers, repeats), for
+    /// include directories outside the roots that alias into them.
+    clean: Vec<Option<u32>>,
 }
 
 /// Whether `out` names an object file (a unit's record, not a custom command's).
@@ -155,8 +157,8 @@ pub(crate) fn prepare(
                 Some(Input::Project(st)) => st.mtime.is_some_and(|m| m <= rec_time),
                 Some(Input::TooLong) | None => false,
             });
-        p.clean.push(clean);
         if !clean {
+            p.clean.push(None);
             continue;
         }
         stamp += 1;
@@ -167,12 +169,14 @@ pub(crate) fn prepare(
                 let c = canon[i];
                 if seen[c as usize] != stamp {
                     seen[c as usize] = stamp;
+                    // `kept..at` holds inputs not kept: one moves to `at`.
+                    rec.inputs.swap(kept, at);
                     rec.inputs[kept] = c;
                     kept += 1;
                 }
             }
         }
-        rec.inputs.truncate(kept);
+        p.clean.push(Some(kept as u32));
     }
     p.log = Ok(log);
     p
@@ -217,6 +221,10 @@ pub(crate) fn merge(
         }
     };
     let build = &model.build_root;
+    // Include directories outside the roots that alias into them (rare):
+    // their inputs join the unit under the inside spelling, as for depfiles.
+    let aliases = super::aliases::outside_aliases(model);
+    let mut outside: Vec<&str> = Vec::new();
     let mut by_unit: FastMap<(usize, usize), usize> = FastMap::default();
     for (i, tu) in ev.tus.iter().enumerate() {
         by_unit.insert((tu.target, tu.source_index), i);
@@ -289,8 +297,20 @@ pub(crate) fn merge(
             }
             id => id,
         };
-        if clean {
-            // `prepare` left only its project files, each once, all fresh.
+        let aliased = !aliases.is_empty() && super::aliases::uses_alias(&aliases, &t.includes);
+        outside.clear();
+        if let Some(kept) = clean {
+            // `prepare` put its project files first, each once, all fresh.
+            let kept = kept as usize;
+            if aliased {
+                outside.extend(
+                    rec.inputs[kept..]
+                        .iter()
+                        .filter(|&&i| matches!(inputs[i as usize], Some(Input::System)))
+                        .map(|&i| abs[i as usize].as_str()),
+                );
+            }
+            rec.inputs.truncate(kept);
             for slot in rec.inputs.iter_mut() {
                 if let Some(Input::Project(st)) = &inputs[*slot as usize] {
                     *slot = add(ev, *slot, st);
@@ -307,8 +327,14 @@ pub(crate) fn merge(
                         gaps.push(Gap::new(Code::LimitExceeded, format!("{shown} record {out_rel}: a path exceeds {max_path} bytes (--max-path-len)")));
                         break;
                     }
+                    Some(Input::System) => {
+                        if aliased {
+                            outside.push(&abs[inp as usize]);
+                        }
+                        continue;
+                    }
                     // Every input of a unit record was classified by `prepare`.
-                    Some(Input::System) | None => continue,
+                    None => continue,
                 };
                 let id = add(ev, inp, st);
                 match st.mtime {
@@ -341,8 +367,19 @@ pub(crate) fn merge(
             }
             rec.inputs.truncate(kept);
         }
-        let prereqs = rec.inputs;
+        let mut prereqs = rec.inputs;
         let depfile = format!("{path} record {out_rel}");
+        if !outside.is_empty() {
+            super::aliases::join_aliased(
+                ev,
+                &mut prereqs,
+                &aliases,
+                outside.iter().copied(),
+                Some(rec_time),
+                &format!("{shown} record {out_rel}"),
+                gaps,
+            );
+        }
         let source = source.clone();
         match by_unit.get(&(target, source_index)) {
             Some(&usize::MAX) => gaps.push(Gap::new(
@@ -367,6 +404,7 @@ pub(crate) fn merge(
                     source,
                     source_index,
                     depfile,
+                    from_log: true,
                     prereqs,
                 });
             }
@@ -446,14 +484,22 @@ mod tests {
             a.as_str(),
         ];
         let p = prepared(&src, &build, 2_000, &inputs);
-        assert_eq!(p.clean, vec![true]);
+        assert_eq!(p.clean, vec![Some(3)]);
         let log = p.log.as_ref().expect("parsed");
-        let kept: Vec<&str> = log.records[0]
-            .inputs
+        let kept: Vec<&str> = log.records[0].inputs[..3]
             .iter()
             .map(|&i| p.abs[i as usize].as_str())
             .collect();
         assert_eq!(kept, [main.as_str(), a.as_str(), b.as_str()]);
+        // The others stay behind them, for aliased include directories.
+        let mut rest: Vec<&str> = log.records[0].inputs[3..]
+            .iter()
+            .map(|&i| p.abs[i as usize].as_str())
+            .collect();
+        rest.sort_unstable();
+        let mut want = ["/usr/include/stdio.h", a.as_str(), a.as_str()];
+        want.sort_unstable();
+        assert_eq!(rest, want);
         assert!(matches!(p.objects[0], Some(Some(_))), "the object exists");
     }
 
@@ -469,12 +515,12 @@ mod tests {
             2_000,
             &[main.as_str(), a.as_str(), a.as_str()],
         );
-        assert_eq!(p.clean, vec![false]);
+        assert_eq!(p.clean, vec![None]);
         assert_eq!(p.log.as_ref().expect("parsed").records[0].inputs.len(), 3);
         // A project file that does not exist has no timestamp: not clean either.
         let gone = format!("{src}/gone.h");
         let p = prepared(&src, &build, 4_000, &[main.as_str(), gone.as_str()]);
-        assert_eq!(p.clean, vec![false]);
+        assert_eq!(p.clean, vec![None]);
         // A first input that is not a project file stays, for the mapping's message.
         let p = prepared(
             &src,
@@ -482,11 +528,11 @@ mod tests {
             4_000,
             &["/usr/include/stdio.h", main.as_str()],
         );
-        assert_eq!(p.clean, vec![false]);
+        assert_eq!(p.clean, vec![None]);
         // A custom command's record (no object) is never a unit's.
         let bytes = write(&[("gen.stamp", 4_000_000_000_000, &[main.as_str()])]);
         let p = prepare("deps", &bytes, (&src, &build), &DirMemo::default(), 4096);
-        assert_eq!(p.clean, vec![false]);
+        assert_eq!(p.clean, vec![None]);
         assert_eq!(p.objects, vec![None]);
     }
 }

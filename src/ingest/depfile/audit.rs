@@ -72,6 +72,7 @@ pub(super) fn audit(
                 source: u.source,
                 source_index: u.source_index,
                 depfile: d.clone(),
+                from_log: false,
                 prereqs: u.prereqs,
             });
         }

@@ -363,6 +363,7 @@ mod tests {
                 source: "/s/a.cpp".into(),
                 source_index: 0,
                 depfile: "/b/CMakeFiles/t.dir/a.cpp.o.d".into(),
+                from_log: false,
                 prereqs: vec![0],
             }],
             ..DepEvidence::default()
