@@ -14,7 +14,10 @@
 //!   fixed (asserted after the oracle, so a failure says which one broke).
 //!
 //! `DIFF2TEST_ORACLE_BIN=/path/to/diff2test` runs another binary instead of the
-//! cargo-built one. `DIFF2TEST_ORACLE_KEEP=1` keeps the temp dirs (their path is
+//! cargo-built one. `DIFF2TEST_ORACLE_GENERATOR=ninja` (or `ninja-multi`, or
+//! `makefiles`, the default) builds every scenario that does not choose its own
+//! generator with that one (Multi-Config: `--config Debug`, and the catalogue
+//! listed with `-C Debug`), so the whole oracle can be swept over each generator. `DIFF2TEST_ORACLE_KEEP=1` keeps the temp dirs (their path is
 //! printed on stderr).
 //!
 //! A missing tool (cmake, g++, make, ninja, git, nm) fails the test with the
@@ -42,6 +45,8 @@ pub struct Ctx {
     pub build: PathBuf,
     /// Values hooks record (e.g. commit ids), substituted as `@NAME@`.
     vars: RefCell<BTreeMap<String, String>>,
+    /// The configuration built and listed (`--config`), for a swept Multi-Config run.
+    pub config: Option<&'static str>,
 }
 
 impl Ctx {
@@ -94,7 +99,8 @@ pub struct Scenario {
     changed: Vec<String>,
     policy: Option<String>,
     extra_args: Vec<String>,
-    generator: Generator,
+    /// `None`: [`default_generator`].
+    generator: Option<Generator>,
     first_targets: Vec<String>,
     after_base_files: Vec<Hook>,
     after_edits: Vec<Hook>,
@@ -111,7 +117,7 @@ impl Scenario {
             changed: Vec::new(),
             policy: None,
             extra_args: Vec::new(),
-            generator: Generator::Makefiles,
+            generator: None,
             first_targets: Vec::new(),
             after_base_files: Vec::new(),
             after_edits: Vec::new(),
@@ -177,7 +183,7 @@ impl Scenario {
         self
     }
     pub fn generator(mut self, g: Generator) -> Self {
-        self.generator = g;
+        self.generator = Some(g);
         self
     }
     /// Targets built (in order, one at a time) before the whole build.
@@ -204,6 +210,16 @@ impl Scenario {
     /// Builds BASE and HEAD, runs both suites and diff2test.
     pub fn run(self) -> Outcome {
         require_tools();
+        // A generator the scenario chose is built as it asks (class 11 lists a
+        // Multi-Config catalogue without -C on purpose); the swept default lists
+        // the catalogue of the configuration it builds.
+        let (generator, config) = match self.generator {
+            Some(g) => (g, None),
+            None => match default_generator() {
+                Generator::NinjaMultiConfig => (Generator::NinjaMultiConfig, Some("Debug")),
+                g => (g, None),
+            },
+        };
         let dir = scratch_dir(&format!("d2t-oracle-{}-", self.name));
         let root = dir.path().to_path_buf();
         let ctx = Ctx {
@@ -212,6 +228,7 @@ impl Scenario {
             build: root.join("build"),
             root,
             vars: RefCell::new(BTreeMap::new()),
+            config,
         };
         for (p, c) in &self.base {
             ctx.write(p, c);
@@ -222,14 +239,11 @@ impl Scenario {
         build_tree(
             &ctx.src,
             &ctx.base_build,
-            self.generator,
+            generator,
+            config,
             &self.first_targets,
         );
-        let base = run_suite(
-            &ctx.base_build,
-            &ctx.root.join("junit-base.xml"),
-            self.generator,
-        );
+        let base = run_suite(&ctx.base_build, &ctx.root.join("junit-base.xml"), generator);
         for h in &self.after_base_build {
             h(&ctx);
         }
@@ -250,8 +264,8 @@ impl Scenario {
         for h in &self.after_edits {
             h(&ctx);
         }
-        build_tree(&ctx.src, &ctx.build, self.generator, &self.first_targets);
-        let head = run_suite(&ctx.build, &ctx.root.join("junit-head.xml"), self.generator);
+        build_tree(&ctx.src, &ctx.build, generator, config, &self.first_targets);
+        let head = run_suite(&ctx.build, &ctx.root.join("junit-head.xml"), generator);
         for h in &self.after_head_build {
             h(&ctx);
         }
@@ -274,6 +288,10 @@ impl Scenario {
             std::fs::write(&f, p).unwrap();
             args.push("--policy".into());
             args.push(f.display().to_string());
+        }
+        if let Some(c) = config {
+            args.push("--config".into());
+            args.push(c.into());
         }
         args.extend(self.extra_args.iter().map(|a| ctx.subst(a)));
         let run = run_diff2test(&args);
@@ -478,8 +496,15 @@ pub fn write_queries(build: &Path) {
 
 /// `fixtures/prepare-build.sh` in Rust, with a choice of generator and of
 /// targets to build first: queries, configure (Debug), build -j2, `ctest.json`
-/// (run inside BUILD), `deps.txt` (every `CMakeFiles/*.dir/*.d`, sorted).
-pub fn build_tree(src: &Path, build: &Path, generator: Generator, first: &[String]) {
+/// (run inside BUILD, with `-C CONFIG` when given), `deps.txt` (every
+/// `CMakeFiles/*.dir/*.d`, sorted, then `.ninja_deps`).
+pub fn build_tree(
+    src: &Path,
+    build: &Path,
+    generator: Generator,
+    config: Option<&str>,
+    first: &[String],
+) {
     std::fs::create_dir_all(build).unwrap();
     write_queries(build);
     let mut cfg = Command::new("cmake");
@@ -490,7 +515,7 @@ pub fn build_tree(src: &Path, build: &Path, generator: Generator, first: &[Strin
         Generator::NinjaMultiConfig => cfg.args(["-G", "Ninja Multi-Config"]),
     };
     run_text(&mut cfg);
-    let config: &[&str] = match generator {
+    let build_config: &[&str] = match generator {
         Generator::Makefiles | Generator::Ninja => &[],
         Generator::NinjaMultiConfig => &["--config", "Debug"],
     };
@@ -499,7 +524,7 @@ pub fn build_tree(src: &Path, build: &Path, generator: Generator, first: &[Strin
             Command::new("cmake")
                 .arg("--build")
                 .arg(build)
-                .args(config)
+                .args(build_config)
                 .args(["--target", t]),
         );
     }
@@ -507,20 +532,48 @@ pub fn build_tree(src: &Path, build: &Path, generator: Generator, first: &[Strin
         Command::new("cmake")
             .arg("--build")
             .arg(build)
-            .args(config)
+            .args(build_config)
             .arg("-j2"),
     );
-    write_catalogue(build, build);
+    write_catalogue(build, build, config);
     write_dep_list(build);
 }
 
-/// `ctest --show-only=json-v1`, run in `cwd`, written to `build/ctest.json`.
-pub fn write_catalogue(cwd: &Path, build: &Path) {
-    let json = run_text(
-        Command::new("ctest")
-            .arg("--show-only=json-v1")
-            .current_dir(cwd),
-    );
+/// What the build recorded for `object` (relative to `build`, as the Makefiles
+/// generator spells it, e.g. `CMakeFiles/t.dir/t.cpp.o`): its `.d` file's text
+/// when there is one, else its record in `.ninja_deps` (Multi-Config: under
+/// `Debug/`), one resolved path a line. For scenario preconditions.
+pub fn recorded_deps(build: &Path, object: &str) -> String {
+    let d = build.join(format!("{object}.d"));
+    if d.is_file() {
+        return std::fs::read_to_string(d).unwrap();
+    }
+    let bytes = std::fs::read(build.join(".ninja_deps"))
+        .unwrap_or_else(|e| panic!("neither {} nor .ninja_deps: {e}", d.display()));
+    let log = diff2test::ingest::ninja_deps::parse(&bytes).unwrap();
+    let (dir, file) = object.rsplit_once('/').unwrap();
+    let multi = format!("{dir}/Debug/{file}");
+    let rec = log
+        .get(object)
+        .or_else(|| log.get(&multi))
+        .unwrap_or_else(|| panic!("no deps record for {object} in .ninja_deps"));
+    let b = build.display().to_string();
+    let mut text = String::new();
+    for &i in &rec.inputs {
+        text.push_str(&log.resolve(&b, i));
+        text.push('\n');
+    }
+    text
+}
+
+/// `ctest --show-only=json-v1 [-C CONFIG]`, run in `cwd`, written to `build/ctest.json`.
+pub fn write_catalogue(cwd: &Path, build: &Path, config: Option<&str>) {
+    let mut cmd = Command::new("ctest");
+    cmd.arg("--show-only=json-v1").current_dir(cwd);
+    if let Some(c) = config {
+        cmd.args(["-C", c]);
+    }
+    let json = run_text(&mut cmd);
     std::fs::write(build.join("ctest.json"), json).unwrap();
 }
 
@@ -543,6 +596,28 @@ pub fn write_dep_list(build: &Path) {
         text.push('\n');
     }
     std::fs::write(build.join("deps.txt"), text).unwrap();
+}
+
+thread_local! {
+    /// The generator [`on_ninja`] sweeps a scenario over (each test runs on its own thread).
+    static SWEPT: std::cell::Cell<Option<Generator>> = const { std::cell::Cell::new(None) };
+}
+
+/// The generator of scenarios that do not choose one: the swept one (see
+/// [`on_ninja`]), else `DIFF2TEST_ORACLE_GENERATOR`
+/// (`makefiles`, `ninja` or `ninja-multi`), else Unix Makefiles.
+fn default_generator() -> Generator {
+    if let Some(g) = SWEPT.with(|s| s.get()) {
+        return g;
+    }
+    match std::env::var("DIFF2TEST_ORACLE_GENERATOR").as_deref() {
+        Err(_) | Ok("makefiles") => Generator::Makefiles,
+        Ok("ninja") => Generator::Ninja,
+        Ok("ninja-multi") => Generator::NinjaMultiConfig,
+        Ok(other) => {
+            panic!("DIFF2TEST_ORACLE_GENERATOR={other:?}: expected makefiles, ninja or ninja-multi")
+        }
+    }
 }
 
 /// Runs the whole suite with real ctest; test name → passed. A test that was
@@ -1178,8 +1253,7 @@ fn oracle_class06_pragma_once_twin_synced_from_the_other_copy() {
             assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
         })
         .after_head_build(|ctx| {
-            let d = std::fs::read_to_string(ctx.build.join("CMakeFiles/both.dir/both.cpp.o.d"))
-                .unwrap();
+            let d = recorded_deps(&ctx.build, "CMakeFiles/both.dir/both.cpp.o");
             assert!(
                 d.contains("a/twin.h") && !d.contains("b/twin.h"),
                 "scenario precondition: GCC should omit the #pragma once twin b/twin.h from both's .d:\n{d}"
@@ -1225,7 +1299,7 @@ fn outside_alias_scenario(name: &str, with_direct_user: bool) -> Scenario {
             .unwrap();
         })
         .after_head_build(|ctx| {
-            let d = std::fs::read_to_string(ctx.build.join("CMakeFiles/t.dir/t.cpp.o.d")).unwrap();
+            let d = recorded_deps(&ctx.build, "CMakeFiles/t.dir/t.cpp.o");
             assert!(
                 d.contains("outside/mylib-include/api.h"),
                 "scenario precondition: t's .d should name the outside spelling:\n{d}"
@@ -1246,6 +1320,28 @@ fn oracle_class07_include_dir_alias_outside_the_roots_with_a_direct_user() {
     let o = outside_alias_scenario("c07-outside-alias-direct", true).run();
     o.assert_oracle();
     o.expect_subset(&["t.test", "direct.test"]);
+}
+
+#[test]
+fn oracle_class07_aliased_header_newer_than_the_evidence_is_stale() {
+    // Only the outside spelling reaches api.h: touched after the build, it is
+    // newer than t's evidence, which only the joined inside spelling shows.
+    let o = outside_alias_scenario("c07-outside-alias-stale", false)
+        .after_head_build(|ctx| {
+            let t = filetime::FileTime::from_unix_time(
+                filetime::FileTime::now().unix_seconds() + 120,
+                0,
+            );
+            filetime::set_file_mtime(ctx.src.join("include/api.h"), t).unwrap();
+        })
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
+    assert!(
+        o.run.stderr.contains("include/api.h is newer than"),
+        "{}",
+        o.report()
+    );
 }
 
 // ================================================ class 8: build products read
@@ -1500,7 +1596,7 @@ fn oracle_class11_catalogue_written_outside_the_build_dir() {
         .after_head_build(|ctx| {
             let empty = ctx.root.join("empty");
             std::fs::create_dir_all(&empty).unwrap();
-            write_catalogue(&empty, &ctx.build);
+            write_catalogue(&empty, &ctx.build, None);
         })
         .run();
     o.assert_oracle();
@@ -1517,7 +1613,7 @@ fn oracle_class11_catalogue_from_another_build_dir() {
     let o = tiny_scenario("c11-other-build")
         .after_head_build(|ctx| {
             let b2 = ctx.root.join("build2");
-            build_tree(&ctx.src, &b2, Generator::Makefiles, &[]);
+            build_tree(&ctx.src, &b2, Generator::Makefiles, None, &[]);
             std::fs::copy(b2.join("ctest.json"), ctx.build.join("ctest.json")).unwrap();
         })
         .run();
@@ -1741,7 +1837,7 @@ fn precision_a_version_script_named_on_the_link_line_is_dependency_evidence() {
 /// Writes BASE's snapshot to `ROOT/base.snapshot.json` (from the BASE build, before the edits).
 fn snapshot_base(ctx: &Ctx) {
     let b = &ctx.base_build;
-    let args: Vec<String> = vec![
+    let mut args: Vec<String> = vec![
         "snapshot".into(),
         "--source-dir".into(),
         ctx.src.display().to_string(),
@@ -1754,6 +1850,9 @@ fn snapshot_base(ctx: &Ctx) {
         "--output".into(),
         ctx.root.join("base.snapshot.json").display().to_string(),
     ];
+    if let Some(c) = ctx.config {
+        args.extend(["--config".into(), c.into()]);
+    }
     let r = run_diff2test(&args);
     assert_eq!(r.code, 0, "diff2test snapshot failed: {r:#?}");
 }
@@ -2122,3 +2221,68 @@ fn precision_versioned_shared_library_on_ninja_gives_chains_and_a_subset() {
         o.report()
     );
 }
+
+// ============ the hostile classes and the precision scenarios again, on -G Ninja
+
+/// Runs `scenario` (a test of this file) with `-G Ninja` as its default generator.
+fn on_ninja(scenario: fn()) {
+    SWEPT.with(|s| s.set(Some(Generator::Ninja)));
+    scenario();
+}
+
+/// `ninja::NAME` runs the test `NAME` again with `-G Ninja`: Ninja folds the
+/// depfiles into `.ninja_deps` and links from the top of the build tree, so
+/// every hostile pattern and every precision claim is checked on both
+/// generators. (Class 11 is about where the catalogue was listed; the
+/// Multi-Config sweep, `DIFF2TEST_ORACLE_GENERATOR=ninja-multi`, is run by
+/// hand: several scenarios there build single-config layouts on purpose.)
+macro_rules! on_ninja {
+    ($($name:ident),* $(,)?) => {
+        mod ninja {
+            $(
+                #[test]
+                fn $name() {
+                    super::on_ninja(super::$name);
+                }
+            )*
+        }
+    };
+}
+
+on_ninja!(
+    oracle_class01_fixture_setup_feeds_consumer,
+    oracle_class01_depends_producer_feeds_consumer,
+    oracle_class02_plugin_via_environment_modification,
+    oracle_class02_plugin_via_generated_header,
+    oracle_class02_plugin_via_working_directory,
+    oracle_class02_plugin_via_static_library_definition,
+    oracle_class02_plugin_via_compile_options,
+    oracle_class02_all_channels_with_add_dependencies,
+    oracle_class02_untested_executables_linking_a_tested_library,
+    oracle_class03_header_named_verbatim_as_test_argument,
+    oracle_class04_file_copy_of_include_dir,
+    oracle_class04_configure_file_copyonly,
+    oracle_class04_file_copy_file_renamed,
+    oracle_class04_configured_header_does_not_cost_the_subset,
+    oracle_class05_library_linked_by_dash_l_without_a_codemodel_edge,
+    oracle_class06_pragma_once_twin_synced_from_the_other_copy,
+    oracle_class07_include_dir_alias_outside_the_roots,
+    oracle_class07_include_dir_alias_outside_the_roots_with_a_direct_user,
+    oracle_class07_aliased_header_newer_than_the_evidence_is_stale,
+    oracle_class08_test_reads_a_file_a_custom_command_generated,
+    oracle_class08_test_reads_nm_output_of_a_static_library,
+    oracle_class08_generated_file_with_opaque_select_policy_and_wrapper,
+    oracle_class09_runtime_output_directory_in_the_source_tree,
+    oracle_class09_runtime_output_directory_in_the_source_tree_with_a_direct_test,
+    oracle_class09_plugin_named_with_a_double_slash,
+    oracle_class10_ignored_header_changed_in_the_working_tree,
+    oracle_class10_ignored_header_with_base_and_head_commits,
+    precision_versioned_shared_library_gives_chains_and_a_subset,
+    precision_a_doc_change_under_a_boundary_keeps_the_subset_and_names_the_boundary,
+    precision_the_same_doc_change_without_a_boundary_is_change_unknown_with_a_hint,
+    precision_a_boundary_over_dependency_evidence_is_a_configuration_error,
+    precision_a_data_change_selects_exactly_the_tests_that_name_it,
+    precision_a_scripted_test_is_selected_through_its_target,
+    precision_a_scripted_test_is_selected_through_its_script,
+    precision_a_version_script_named_on_the_link_line_is_dependency_evidence,
+);
