@@ -1626,6 +1626,63 @@ fn oracle_class11_catalogue_from_another_build_dir() {
     );
 }
 
+// ============================= class 12: precompiled headers (and reusing them)
+
+/// `core` precompiles `inc/big.h`, which includes `inc/deep.h`; its units then
+/// list the precompiled header, not what it was built from, so only the
+/// precompiled header's own record (`cmake_pch.hxx.gch`) names `deep.h`.
+fn pch_scenario(name: &str, extra_cmake: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}add_library(core STATIC core.cpp)\n\
+         target_include_directories(core PUBLIC ${{CMAKE_SOURCE_DIR}}/inc)\n\
+         target_precompile_headers(core PRIVATE inc/big.h)\n\
+         add_executable(t1 t1.cpp)\n\
+         target_link_libraries(t1 core)\n\
+         add_test(NAME t1 COMMAND t1)\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME other COMMAND other)\n{extra_cmake}"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "inc/big.h",
+            "#pragma once\n#include \"deep.h\"\ninline int big() { return DEEP; }\n",
+        )
+        .file("inc/deep.h", "#pragma once\n#define DEEP 1\n")
+        // No #include: the precompiled header is forced onto every unit.
+        .file("core.cpp", "int core() { return big(); }\n")
+        .file("t1.cpp", &main_checking("int core();", "core() == 1"))
+        .file("other.cpp", &main_checking("", "1 + 1 == 2"))
+        .edit("inc/deep.h", "#pragma once\n#define DEEP 2\n")
+}
+
+#[test]
+fn oracle_class12_precompiled_header_is_the_only_evidence_of_its_headers() {
+    let o = pch_scenario("c12-pch", "").run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t1"]);
+    assert!(
+        o.run.stderr.contains("cmake_pch.hxx.gch"),
+        "the chain runs through the precompiled header's record\n{}",
+        o.report()
+    );
+}
+
+#[test]
+fn oracle_class12_precompiled_header_reused_by_a_target_that_does_not_link_it() {
+    // t2 compiles with core's precompiled header (REUSE_FROM) but links nothing.
+    let o = pch_scenario(
+        "c12-pch-reuse",
+        "add_executable(t2 t2.cpp)\n\
+         target_precompile_headers(t2 REUSE_FROM core)\n\
+         add_test(NAME t2 COMMAND t2)\n",
+    )
+    .file("t2.cpp", &main_checking("", "big() == 1"))
+    .run();
+    o.assert_oracle();
+    o.expect_subset(&["t1", "t2"]);
+}
+
 // ============================ issue 12: precision on real projects (exact selections)
 
 impl Outcome {
@@ -2277,6 +2334,8 @@ on_ninja!(
     oracle_class09_plugin_named_with_a_double_slash,
     oracle_class10_ignored_header_changed_in_the_working_tree,
     oracle_class10_ignored_header_with_base_and_head_commits,
+    oracle_class12_precompiled_header_is_the_only_evidence_of_its_headers,
+    oracle_class12_precompiled_header_reused_by_a_target_that_does_not_link_it,
     precision_versioned_shared_library_gives_chains_and_a_subset,
     precision_a_doc_change_under_a_boundary_keeps_the_subset_and_names_the_boundary,
     precision_the_same_doc_change_without_a_boundary_is_change_unknown_with_a_hint,

@@ -48,9 +48,16 @@ pub(crate) struct Prepared {
     clean: Vec<Option<u32>>,
 }
 
-/// Whether `out` names an object file (a unit's record, not a custom command's).
+/// Whether `out` names what a compile rule writes (a unit's record, not a
+/// custom command's): an object file, or a precompiled header, which CMake
+/// compiles from `CMakeFiles/<t>.dir/cmake_pch.hxx.cxx` into `cmake_pch.hxx.gch`
+/// (GCC) or `.pch` (Clang). Its record is the only evidence of the headers a
+/// `target_precompile_headers` list names: the units that use it list the
+/// precompiled header, not what it was built from.
 fn is_object(out: &str) -> bool {
-    out.ends_with(".o") || out.ends_with(".obj")
+    [".o", ".obj", ".gch", ".pch"]
+        .iter()
+        .any(|ext| out.ends_with(ext))
 }
 
 /// Parses the deps log `bytes` (read from `path`) and resolves, classifies
