@@ -1683,6 +1683,147 @@ fn oracle_class12_precompiled_header_reused_by_a_target_that_does_not_link_it() 
     o.expect_subset(&["t1", "t2"]);
 }
 
+// ======================================================== class 13: unity builds
+
+/// `core` is a unity build: CMake compiles `CMakeFiles/core.dir/Unity/unity_0_cxx.cxx`,
+/// which `#include`s `a.cpp` and `b.cpp` by absolute path.
+#[test]
+fn oracle_class13_unity_build_source_change() {
+    let cmake = format!(
+        "{PROLOGUE}add_library(core STATIC a.cpp b.cpp)\n\
+         set_target_properties(core PROPERTIES UNITY_BUILD ON)\n\
+         add_executable(t1 t1.cpp)\n\
+         target_link_libraries(t1 core)\n\
+         add_test(NAME t1 COMMAND t1)\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME other COMMAND other)\n"
+    );
+    let o = Scenario::new("c13-unity")
+        .file("CMakeLists.txt", &cmake)
+        .file("a.cpp", "int fa() { return 1; }\n")
+        .file("b.cpp", "int fb() { return 2; }\n")
+        .file(
+            "t1.cpp",
+            &main_checking("int fa(); int fb();", "fa() + fb() == 3"),
+        )
+        .file("other.cpp", &main_checking("", "1 + 1 == 2"))
+        .edit("b.cpp", "int fb() { return 3; }\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t1"]);
+}
+
+// ============ class 14: a build directory kept between commits (renamed sources)
+
+/// One build directory, built at BASE, then again after a commit that renames
+/// `b.cpp` to `c.cpp` and another that edits `a.cpp` (as a CI runner that keeps
+/// its build tree does). The renamed source's old record (or `.d`) stays: it is
+/// unmappable, so the run falls back, and the reason says it is a leftover and
+/// how to clear it. Once cleared, the run is a subset again, and it holds
+/// every test whose result the edit changed (real ctest before and after).
+fn kept_build_dir(generator: Generator) {
+    require_tools();
+    let dir = scratch_dir("d2t-oracle-c14-kept-build-");
+    let (src, build) = (dir.path().join("src"), dir.path().join("build"));
+    let write = |rel: &str, text: &str| {
+        std::fs::create_dir_all(src.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(src.join(rel), text).unwrap();
+    };
+    let cmake = |second: &str| {
+        format!(
+            "{PROLOGUE}add_library(core STATIC a.cpp {second})\n\
+             add_executable(t1 t1.cpp)\ntarget_link_libraries(t1 core)\nadd_test(NAME t1 COMMAND t1)\n\
+             add_executable(t2 t2.cpp)\nadd_test(NAME t2 COMMAND t2)\n"
+        )
+    };
+    write("CMakeLists.txt", &cmake("b.cpp"));
+    write("a.cpp", "int fa() { return 1; }\n");
+    write("b.cpp", "int fb() { return 2; }\n");
+    write(
+        "t1.cpp",
+        &main_checking("int fa(); int fb();", "fa() + fb() == 3"),
+    );
+    write("t2.cpp", &main_checking("", "1 + 1 == 2"));
+    build_tree(&src, &build, generator, None, &[]);
+    // Commit 1: rename b.cpp to c.cpp, rebuild in place.
+    std::fs::rename(src.join("b.cpp"), src.join("c.cpp")).unwrap();
+    write("CMakeLists.txt", &cmake("c.cpp"));
+    build_tree(&src, &build, generator, None, &[]);
+    let before = run_suite(&build, &dir.path().join("junit-1.xml"), generator);
+    // Commit 2: edit a.cpp (t1 now fails), rebuild in place.
+    write("a.cpp", "int fa() { return 5; }\n");
+    build_tree(&src, &build, generator, None, &[]);
+    let after = run_suite(&build, &dir.path().join("junit-2.xml"), generator);
+    let changed: Vec<&String> = after
+        .keys()
+        .filter(|t| before.get(*t) != after.get(*t))
+        .collect();
+    assert_eq!(
+        changed,
+        ["t1"],
+        "scenario precondition: the edit changes t1 only"
+    );
+    let args: Vec<String> = [
+        "--source-dir",
+        src.to_str().unwrap(),
+        "--build-dir",
+        build.to_str().unwrap(),
+        "--ctest-json",
+        build.join("ctest.json").to_str().unwrap(),
+        "--dep-list",
+        build.join("deps.txt").to_str().unwrap(),
+        "--changed",
+        "a.cpp",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let r = run_diff2test(&args);
+    assert_eq!(r.code, 3, "the leftover is unmappable evidence: {r:#?}");
+    assert!(r.stderr.starts_with("FULL_SUITE_SELECTED\n"), "{r:#?}");
+    assert!(
+        r.stderr.contains("reason DEP_FILE_UNMAPPED: ")
+            && r.stderr.contains("b.cpp is not a compiled source of target \"core\" (it no longer exists: a leftover of an earlier build"),
+        "{r:#?}"
+    );
+    assert_eq!(r.stdout, "t1\nt2\n", "{r:#?}");
+    // Clear it as the reason says.
+    match generator {
+        Generator::Makefiles => {
+            assert!(r.stderr.contains("delete it and its object"), "{r:#?}");
+            let obj = build.join("CMakeFiles/core.dir/b.cpp.o");
+            std::fs::remove_file(&obj).unwrap();
+            std::fs::remove_file(build.join("CMakeFiles/core.dir/b.cpp.o.d")).unwrap();
+            write_dep_list(&build);
+        }
+        _ => {
+            assert!(r.stderr.contains("`ninja -t cleandead`"), "{r:#?}");
+            common::run_ok(
+                Command::new("ninja")
+                    .arg("-C")
+                    .arg(&build)
+                    .args(["-t", "cleandead"]),
+            );
+        }
+    }
+    let r = run_diff2test(&args);
+    assert_eq!(r.code, 0, "a subset once the leftover is cleared: {r:#?}");
+    assert_eq!(
+        r.stdout, "t1\n",
+        "every changed-result test, and only t1: {r:#?}"
+    );
+}
+
+#[test]
+fn oracle_class14_renamed_source_in_a_kept_build_dir_makefiles() {
+    kept_build_dir(Generator::Makefiles);
+}
+
+#[test]
+fn oracle_class14_renamed_source_in_a_kept_build_dir_ninja() {
+    kept_build_dir(Generator::Ninja);
+}
+
 // ============================ issue 12: precision on real projects (exact selections)
 
 impl Outcome {
@@ -2336,6 +2477,7 @@ on_ninja!(
     oracle_class10_ignored_header_with_base_and_head_commits,
     oracle_class12_precompiled_header_is_the_only_evidence_of_its_headers,
     oracle_class12_precompiled_header_reused_by_a_target_that_does_not_link_it,
+    oracle_class13_unity_build_source_change,
     precision_versioned_shared_library_gives_chains_and_a_subset,
     precision_a_doc_change_under_a_boundary_keeps_the_subset_and_names_the_boundary,
     precision_the_same_doc_change_without_a_boundary_is_change_unknown_with_a_hint,

@@ -286,7 +286,14 @@ pub(crate) fn merge(
         let Some(source_index) = sources.get(target, source) else {
             gaps.push(Gap::new(
                 Code::DepFileUnmapped,
-                format!("{shown} record {out_rel}: first input {source} is not a compiled source of target {:?}", t.name),
+                format!(
+                    "{shown} record {out_rel}: first input {source} is not a compiled source of target {:?}{}",
+                    t.name,
+                    super::depfile::leftover_hint(
+                        source,
+                        "remove its object (`ninja -t cleandead` removes every output the build no longer declares), or build afresh"
+                    )
+                ),
             ));
             continue;
         };

@@ -100,8 +100,9 @@ pub(super) fn check_unit(
         return Err(Gap::new(
             Code::DepFileUnmapped,
             format!(
-                "{depfile}: main source {first} is not a compiled source of target {:?}",
-                t.name
+                "{depfile}: main source {first} is not a compiled source of target {:?}{}",
+                t.name,
+                leftover_hint(&first, "delete it and its object, or build afresh")
             ),
         ));
     };
@@ -201,5 +202,20 @@ impl Mapper<'_> {
                 format!("{d}: not read"),
             ))),
         }
+    }
+}
+
+/// For a dependency record whose main source the target no longer compiles:
+/// when that source no longer exists either, the record is a leftover of an
+/// earlier build of a renamed or deleted source (a build directory kept
+/// between commits keeps them), and the message says how to clear it. It is
+/// still unmappable evidence: the run falls back.
+pub(crate) fn leftover_hint(source: &str, remedy: &str) -> String {
+    if std::fs::symlink_metadata(source).is_ok() {
+        String::new()
+    } else {
+        format!(
+            " (it no longer exists: a leftover of an earlier build of a renamed or deleted source; {remedy})"
+        )
     }
 }

@@ -24,6 +24,7 @@ mod audit;
 mod map;
 mod read;
 use audit::*;
+pub(crate) use map::leftover_hint;
 pub use map::SourceIndex;
 use map::*;
 use read::*;
