@@ -509,21 +509,13 @@ fn analyse_evidence(
         };
         a.evidence = reader.digests();
         drop(graph);
-        drop_in_background((deps, mappings, impact.units, impact.affected));
+        ingest::drop_in_background((deps, mappings, impact.units, impact.affected));
         a
     });
     drop(job);
     drop(sources_cell);
     if let Some(model) = model_cell.into_inner() {
-        drop_in_background(model);
+        ingest::drop_in_background(model);
     }
     a
-}
-
-/// Frees `heavy` (the evidence: hundreds of thousands of small allocations at
-/// monorepo scale) on a helper thread, so the report is not held up by it. A
-/// process that exits right after does not wait for the helper; if no thread
-/// can be started, it is freed here.
-fn drop_in_background<T: Send + 'static>(heavy: T) {
-    let _ = std::thread::Builder::new().spawn(move || drop(heavy));
 }

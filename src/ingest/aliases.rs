@@ -11,25 +11,18 @@ use std::time::SystemTime;
 /// Include directories of the codemodel that lie outside both roots but
 /// resolve into one of them: (outside spelling, inside spelling), sorted.
 /// Empty in the usual case; its real path is taken once per directory.
-pub(crate) fn outside_aliases(model: &Codemodel) -> Vec<(&str, String)> {
+pub(crate) fn outside_aliases(model: &Codemodel) -> Vec<(String, String)> {
     let (src, build) = (&model.source_root, &model.build_root);
-    let mut outside: Vec<&str> = model
-        .targets
-        .iter()
-        .flat_map(|t| t.includes.iter().map(String::as_str))
-        .filter(|d| !paths::is_within(d, src) && !paths::is_within(d, build))
-        .collect();
+    let outside = model.outside_includes();
     if outside.is_empty() {
         return Vec::new();
     }
-    outside.sort_unstable();
-    outside.dedup();
     let real_roots: Vec<(String, &String)> = [src, build]
         .into_iter()
         .filter_map(|r| paths::real(r).map(|real| (real, r)))
         .collect();
     let mut aliases = Vec::new();
-    for d in outside {
+    for d in outside.iter() {
         let Some(real) = paths::real(d) else { continue };
         let inside = if paths::is_within(&real, src) || paths::is_within(&real, build) {
             Some(real.clone())
@@ -39,14 +32,14 @@ pub(crate) fn outside_aliases(model: &Codemodel) -> Vec<(&str, String)> {
             })
         };
         if let Some(inside) = inside {
-            aliases.push((d, inside));
+            aliases.push((d.clone(), inside));
         }
     }
     aliases
 }
 
 /// Whether `target` compiles with one of the `aliases` directories.
-pub(crate) fn uses_alias(aliases: &[(&str, String)], includes: &[String]) -> bool {
+pub(crate) fn uses_alias(aliases: &[(String, String)], includes: &[String]) -> bool {
     aliases.iter().any(|(d, _)| includes.iter().any(|i| i == d))
 }
 
@@ -57,7 +50,7 @@ pub(crate) fn uses_alias(aliases: &[(&str, String)], includes: &[String]) -> boo
 pub(crate) fn join_aliased<'n>(
     ev: &mut DepEvidence,
     prereqs: &mut Vec<FileId>,
-    aliases: &[(&str, String)],
+    aliases: &[(String, String)],
     names: impl IntoIterator<Item = &'n str>,
     recorded: Option<SystemTime>,
     evidence: &str,

@@ -196,6 +196,11 @@ pub struct Codemodel {
     pub object_dirs: FastMap<String, usize>,
     /// Computed while parsing, when [`Request::fingerprints`] asked for them.
     pub fingerprints: Option<Fingerprints>,
+    /// Every include directory of a target that lies outside both roots,
+    /// sorted and unique (usually none), found as the codemodel loads;
+    /// `None` in a hand-made model (then [`Codemodel::outside_includes`]
+    /// looks at the targets).
+    pub outside_includes: Option<Vec<String>>,
 }
 
 /// Fingerprints of the reply's target objects and toolchains
@@ -210,6 +215,18 @@ pub struct Fingerprints {
 }
 
 impl Codemodel {
+    /// Every include directory of a target outside both roots, sorted and unique.
+    pub fn outside_includes(&self) -> std::borrow::Cow<'_, [String]> {
+        match &self.outside_includes {
+            Some(v) => std::borrow::Cow::Borrowed(v.as_slice()),
+            None => std::borrow::Cow::Owned(outside_includes(
+                &self.targets,
+                &self.source_root,
+                &self.build_root,
+            )),
+        }
+    }
+
     /// The one target whose `CMakeFiles/<target>.dir/` directory contains
     /// `path` (a depfile or an object file); an error says why there is none.
     pub fn object_owner(&self, path: &str) -> Result<usize, &'static str> {
@@ -1347,7 +1364,9 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         .filter(|(_, t)| !t.dir_build.is_empty())
         .map(|(i, t)| (t.object_dir(), i))
         .collect();
+    let outside_includes = Some(outside_includes(&targets, &source_root, &build_root));
     Ok(Codemodel {
+        outside_includes,
         object_dirs,
         source_root,
         build_root,
@@ -1366,6 +1385,19 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             toolchain: toolchain_fingerprint,
         }),
     })
+}
+
+/// The include directories of `targets` outside both roots, sorted and unique.
+fn outside_includes(targets: &[Target], source_root: &str, build_root: &str) -> Vec<String> {
+    let mut outside: Vec<String> = targets
+        .iter()
+        .flat_map(|t| t.includes.iter())
+        .filter(|d| !paths::is_within(d, source_root) && !paths::is_within(d, build_root))
+        .cloned()
+        .collect();
+    outside.sort_unstable();
+    outside.dedup();
+    outside
 }
 
 /// A file name a linker reads as a library or object: `*.a`, `*.so`,

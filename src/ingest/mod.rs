@@ -360,3 +360,11 @@ pub fn par_map_n<T: Sync, R: Send>(n: usize, items: &[T], f: impl Fn(&T) -> R + 
         .map(|r| r.expect("par_each visits every index exactly once"))
         .collect()
 }
+
+/// Frees `heavy` (evidence: hundreds of thousands of small allocations at
+/// monorepo scale) on a helper thread, so the analysis and the report are not
+/// held up by it. A process that exits right after does not wait for the
+/// helper; if no thread can be started, it is freed here.
+pub(crate) fn drop_in_background<T: Send + 'static>(heavy: T) {
+    let _ = std::thread::Builder::new().spawn(move || drop(heavy));
+}

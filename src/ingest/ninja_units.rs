@@ -446,6 +446,8 @@ pub(crate) fn merge(
     }
     ev.generated_includes.sort();
     ev.generated_includes.dedup();
+    // The log's path table and the resolved paths: tens of thousands of strings.
+    super::drop_in_background((log, abs, inputs));
 }
 
 #[cfg(test)]
