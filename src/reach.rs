@@ -104,7 +104,7 @@ pub struct Lookup<'g, 'm> {
     /// Directory → targets with a loadable artifact directly in it.
     by_dir: FastMap<String, Vec<usize>>,
     /// Artifact file names with bytes outside [`is_name_byte`], searched as substrings.
-    odd_names: Vec<(String, Vec<usize>)>,
+    odd_names: Vec<(&'g String, &'g Vec<usize>)>,
     /// Modification time of the catalogue (test outputs are newer).
     listed: Option<SystemTime>,
     stat_cache: std::cell::RefCell<FastMap<String, Kind>>,
@@ -142,7 +142,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
         let mut sorted_outputs: Vec<&'m str> = outputs.keys().copied().collect();
         sorted_outputs.sort_unstable();
         let mut by_dir: FastMap<String, Vec<usize>> = FastMap::default();
-        let mut odd_names = Vec::new();
+
         for (path, owners) in graph.artifact_spellings() {
             if let Some((dir, _)) = path.rsplit_once('/') {
                 let loadable: Vec<usize> = owners
@@ -155,12 +155,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
                 }
             }
         }
-        for (name, owners) in graph.artifact_names() {
-            if !name.bytes().all(is_name_byte) {
-                odd_names.push((name.clone(), owners.clone()));
-            }
-        }
-        odd_names.sort();
+        let odd_names = odd_names(graph.artifact_names());
         for v in by_dir.values_mut() {
             v.sort_unstable();
             v.dedup();
@@ -220,7 +215,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
                 }
             }
         }
-        for (name, owners) in &self.odd_names {
+        for &(name, owners) in &self.odd_names {
             if text.contains(name.as_str()) {
                 for &o in owners {
                     out.targets.push((o, format!("names artifact file {name}")));
@@ -887,6 +882,17 @@ fn runtime_ranges(f: &mut std::fs::File, len: u64) -> std::io::Result<Vec<(u64, 
     Ok(ranges)
 }
 
+/// The artifact file names with bytes outside [`is_name_byte`] (searched as
+/// substrings, not tokens), with their targets, sorted.
+fn odd_names(names: &FastMap<String, Vec<usize>>) -> Vec<(&String, &Vec<usize>)> {
+    let mut odd: Vec<_> = names
+        .iter()
+        .filter(|(k, _)| !k.bytes().all(is_name_byte))
+        .collect();
+    odd.sort();
+    odd
+}
+
 /// What one run scans binaries for, set up once: every artifact file name,
 /// their length bounds, the names that need a substring search, and one
 /// read buffer for every binary.
@@ -903,10 +909,7 @@ impl<'n> Scanner<'n> {
         let (min_len, max_len) = names.keys().fold((usize::MAX, 0), |(lo, hi), k| {
             (lo.min(k.len()), hi.max(k.len()))
         });
-        let odd = names
-            .iter()
-            .filter(|(k, _)| !k.bytes().all(is_name_byte))
-            .collect();
+        let odd = odd_names(names);
         Scanner {
             names,
             min_len,

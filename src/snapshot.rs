@@ -39,7 +39,6 @@ use crate::reason::{Code, Gap};
 pub const SNAPSHOT_SCHEMA: &str = "diff2test.snapshot.v1";
 
 /// Computes the snapshot of the current build.
-#[allow(clippy::too_many_arguments)]
 pub fn compute(
     model: &Codemodel,
     graph: &Graph<'_>,

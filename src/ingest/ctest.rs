@@ -169,16 +169,8 @@ pub fn parse(
     // to tell an unsupported kind/version from malformed JSON. Kept as a
     // document, it is read from that document (a failure is parsed again from
     // the text, for serde's position in the message).
-    let json: Option<serde_json::Value> = if keep_json {
-        serde_json::from_str(bytes).ok()
-    } else {
-        None
-    };
-    let parsed = match &json {
-        Some(v) => RawCatalogue::deserialize(v).or_else(|_| serde_json::from_str(bytes)),
-        None => serde_json::from_str::<RawCatalogue>(bytes),
-    };
-    let raw: RawCatalogue = match parsed {
+    let json = super::json_value(bytes, keep_json);
+    let raw = match super::parse_json::<RawCatalogue>(bytes, json.as_ref()) {
         Ok(raw) => {
             check_head(&raw.kind, raw.version.major)?;
             raw

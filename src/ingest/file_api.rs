@@ -861,28 +861,10 @@ impl Ctx<'_> {
         let mut buf = Vec::new();
         let (path, n) = self.read_into(name, missing, &mut buf)?;
         let text = json_text(&buf[..n], &path)?;
-        let value = json_value(text, keep);
-        let t = parse_json(text, value.as_ref())
+        let value = super::json_value(text, keep);
+        let t = super::parse_json(text, value.as_ref())
             .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))?;
         Ok((t, value))
-    }
-}
-
-/// The document `text` holds, when it is wanted (`keep`) and parses.
-fn json_value(text: &str, keep: bool) -> Option<serde_json::Value> {
-    keep.then(|| serde_json::from_str(text).ok()).flatten()
-}
-
-/// `T` from `value` when there is one (the text is then not parsed again),
-/// else from `text`; a failure from `value` is parsed again from `text`,
-/// for serde's message with its position.
-fn parse_json<'a, T: Deserialize<'a>>(
-    text: &'a str,
-    value: Option<&'a serde_json::Value>,
-) -> serde_json::Result<T> {
-    match value {
-        Some(v) => T::deserialize(v).or_else(|_| serde_json::from_str(text)),
-        None => serde_json::from_str(text),
     }
 }
 
@@ -1219,8 +1201,8 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             let mut buf = b.borrow_mut();
             let (path, n) = local.read_into(&r.json_file, Code::TargetObjectMissing, &mut buf)?;
             let text = json_text(&buf[..n], &path)?;
-            let value = json_value(text, req.fingerprints);
-            let t: RawTarget<'_> = parse_json(text, value.as_ref())
+            let value = super::json_value(text, req.fingerprints);
+            let t: RawTarget<'_> = super::parse_json(text, value.as_ref())
                 .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))?;
             if t.name != r.name || t.id != r.id {
                 return Err(Gap::new(

@@ -368,3 +368,22 @@ pub fn par_map_n<T: Sync, R: Send>(n: usize, items: &[T], f: impl Fn(&T) -> R + 
 pub(crate) fn drop_in_background<T: Send + 'static>(heavy: T) {
     let _ = std::thread::Builder::new().spawn(move || drop(heavy));
 }
+
+/// The document `text` holds, when it is wanted (`keep`: a snapshot
+/// fingerprints it) and parses.
+pub(crate) fn json_value(text: &str, keep: bool) -> Option<serde_json::Value> {
+    keep.then(|| serde_json::from_str(text).ok()).flatten()
+}
+
+/// `T` from `value` when there is one (the text is then not parsed again),
+/// else from `text`; a failure from `value` is parsed again from `text`,
+/// for serde's message with its position.
+pub(crate) fn parse_json<'a, T: serde::Deserialize<'a>>(
+    text: &'a str,
+    value: Option<&'a serde_json::Value>,
+) -> serde_json::Result<T> {
+    match value {
+        Some(v) => T::deserialize(v).or_else(|_| serde_json::from_str(text)),
+        None => serde_json::from_str(text),
+    }
+}
