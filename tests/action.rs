@@ -543,6 +543,7 @@ fn a_shallow_clone_fails_with_the_fetch_depth_remedy() {
 fn hostile() -> &'static Built {
     static B: OnceLock<Built> = OnceLock::new();
     B.get_or_init(|| {
+        require_tools();
         let dir = scratch_dir("d2t-action-hostile-");
         let root = dir.path().to_path_buf();
         let src = root.join("src");
@@ -561,22 +562,17 @@ fn hostile() -> &'static Built {
         std::fs::write(&reader, text).unwrap();
         commit(&src, "change the fixture reader");
         let build = root.join("build");
-        let out = Command::new("bash")
-            .arg(repo_root().join("fixtures/prepare-build.sh"))
-            .arg(&src)
-            .arg(&build)
-            .arg("-DD2T_WITH_HOSTILE=ON")
-            .arg(format!(
-                "-DD2T_HOSTILE_OUTSIDE={}",
-                root.join("outside").display()
-            ))
-            .env("D2T_BUILD_FIRST", "hfoo")
-            .output()
-            .expect("run bash fixtures/prepare-build.sh (install bash)");
-        assert!(
-            out.status.success(),
-            "prepare-build.sh (hostile) failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
+        run_ok(
+            Command::new("bash")
+                .arg(repo_root().join("fixtures/prepare-build.sh"))
+                .arg(&src)
+                .arg(&build)
+                .arg("-DD2T_WITH_HOSTILE=ON")
+                .arg(format!(
+                    "-DD2T_HOSTILE_OUTSIDE={}",
+                    root.join("outside").display()
+                ))
+                .env("D2T_BUILD_FIRST", "hfoo"),
         );
         Built::from_parts(dir, root, src, build)
     })

@@ -72,7 +72,8 @@ pub fn require(who: &str, tools: &[(&str, &str)]) {
     }
 }
 
-fn require_tools() {
+/// Fails, naming the Debian packages, unless the fixture build tools are installed.
+pub fn require_tools() {
     require(
         "the integration tests",
         &[
@@ -128,18 +129,12 @@ pub fn copy_fixture(dest: &Path) {
 /// Configures and builds `b.src` into `b.build` with `prepare-build.sh`.
 pub fn prepare_with(b: &Built, cmake_args: &[&str]) {
     require_tools();
-    let out = Command::new("bash")
-        .arg(repo_root().join("fixtures/prepare-build.sh"))
-        .arg(&b.src)
-        .arg(&b.build)
-        .args(cmake_args)
-        .output()
-        .expect("run bash fixtures/prepare-build.sh (install bash)");
-    assert!(
-        out.status.success(),
-        "prepare-build.sh failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        Command::new("bash")
+            .arg(repo_root().join("fixtures/prepare-build.sh"))
+            .arg(&b.src)
+            .arg(&b.build)
+            .args(cmake_args),
     );
 }
 
