@@ -168,6 +168,17 @@ impl Version {
     /// Lays out a source tree with `layout` and builds it with this CMake
     /// through `fixtures/prepare-build.sh`.
     fn build(&self, cmake_args: &[&str], layout: impl FnOnce(&Path)) -> Built {
+        self.build_with("", cmake_args, layout)
+    }
+
+    /// [`Self::build`] with `generator` (`D2T_GENERATOR` of prepare-build.sh:
+    /// empty for Unix Makefiles, or `Ninja`).
+    fn build_with(
+        &self,
+        generator: &str,
+        cmake_args: &[&str],
+        layout: impl FnOnce(&Path),
+    ) -> Built {
         let version = self.checked_version().trim_start_matches("cmake version ");
         let dir = scratch_dir(&format!("d2t-matrix-{}-", self.name));
         let root = dir.path().to_path_buf();
@@ -181,6 +192,7 @@ impl Version {
             .arg(&build)
             .args(cmake_args)
             .env("PATH", self.path_env())
+            .env("D2T_GENERATOR", generator)
             .output()
             .expect("run bash fixtures/prepare-build.sh (install bash)");
         assert!(
@@ -487,6 +499,190 @@ fn configure_depends_glob(v: &Version) {
         // CMake < 3.30 does not report globs: still never a subset.
         assert_eq!(r.code, 3, "{}: {r:#?}", v.name);
     }
+}
+
+// ------------------------------------------- CMake 4.2+ object layouts
+
+/// A library whose `src/lab.cpp` is the only unit to include
+/// `src/lab_private.hpp`, its test, and an unrelated test; `extra_cmake`
+/// follows `lab`'s definition (properties of its sources).
+fn layout_lab(src: &Path, extra_cmake: &str) {
+    let cmake = format!(
+        "cmake_minimum_required(VERSION 3.20)\n\
+         project(LayoutLab LANGUAGES CXX)\n\
+         enable_testing()\n\
+         add_library(lab STATIC src/lab.cpp src/util.cpp)\n\
+         target_include_directories(lab PUBLIC include)\n\
+         {extra_cmake}\n\
+         add_executable(test_lab test/test_lab.cpp)\n\
+         target_link_libraries(test_lab PRIVATE lab)\n\
+         add_test(NAME lab.works COMMAND test_lab)\n\
+         add_executable(test_other test/test_other.cpp)\n\
+         add_test(NAME other.works COMMAND test_other)\n"
+    );
+    let files: &[(&str, &str)] = &[
+        ("CMakeLists.txt", &cmake),
+        ("include/lab.hpp", "#pragma once\nint lab();\nint util();\n"),
+        (
+            "src/lab_private.hpp",
+            "#pragma once\nconstexpr int kLab = 0;\n",
+        ),
+        (
+            "src/lab.cpp",
+            "#include \"lab.hpp\"\n#include \"lab_private.hpp\"\nint lab() { return kLab; }\n",
+        ),
+        (
+            "src/util.cpp",
+            "#include \"lab.hpp\"\nint util() { return 0; }\n",
+        ),
+        (
+            "test/test_lab.cpp",
+            "#include \"lab.hpp\"\nint main() { return lab() + util(); }\n",
+        ),
+        ("test/test_other.cpp", "int main() { return 0; }\n"),
+    ];
+    for (rel, text) in files {
+        let p = src.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+/// Every test of `b` with whether it passed, from a real `ctest` run of this CMake.
+fn ctest_results(v: &Version, b: &Built) -> std::collections::BTreeMap<String, bool> {
+    let out = Command::new("ctest")
+        .arg("--test-dir")
+        .arg(&b.build)
+        .env("PATH", v.path_env())
+        .output()
+        .expect("run ctest");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut results = std::collections::BTreeMap::new();
+    for line in text.lines().filter(|l| l.contains("Test #")) {
+        // "  1/2 Test #1: lab.works ........   Passed    0.01 sec"
+        let Some((_, rest)) = line.split_once(": ") else {
+            continue;
+        };
+        let name = rest.split_whitespace().next().unwrap_or("").to_owned();
+        results.insert(name, line.contains(" Passed "));
+    }
+    assert!(
+        !results.is_empty(),
+        "{}: ctest ran no test:\n{text}",
+        v.name
+    );
+    results
+}
+
+/// `OBJECT_NAME` (CMake 4.2) renames an object inside its target's
+/// directory, here into a subdirectory: the unit is still mapped from the
+/// evidence, and the subset holds the one test whose result the change
+/// flips (real ctest before and after the rebuild: the oracle).
+fn object_name_is_mapped(v: &Version, generator: &str) {
+    let b = v.build_with(generator, &[], |src| {
+        layout_lab(
+            src,
+            "set_source_files_properties(src/lab.cpp PROPERTIES OBJECT_NAME renamed/lab_object)",
+        )
+    });
+    let renamed = "CMakeFiles/lab.dir/renamed/lab_object.o";
+    assert!(
+        b.build.join(renamed).is_file(),
+        "{} {generator:?}: CMake wrote no {renamed}",
+        v.name
+    );
+    let r = b.run(&["src/lab_private.hpp"], &[]);
+    assert_subset(v, &r, &["lab.works"]);
+    assert!(
+        r.stderr.contains("renamed/lab_object.o"),
+        "{} {generator:?}: the chain goes through the renamed object's evidence:\n{}",
+        v.name,
+        r.stderr
+    );
+    let before = ctest_results(v, &b);
+    std::fs::write(
+        b.src.join("src/lab_private.hpp"),
+        "#pragma once\nconstexpr int kLab = 1;\n",
+    )
+    .unwrap();
+    run_ok(
+        Command::new("cmake")
+            .arg("--build")
+            .arg(&b.build)
+            .env("PATH", v.path_env()),
+    );
+    let after = ctest_results(v, &b);
+    let changed: Vec<&str> = before
+        .iter()
+        .filter(|(name, pass)| after.get(*name) != Some(pass))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert_eq!(changed, ["lab.works"], "{}: the oracle's premise", v.name);
+    for name in changed {
+        assert!(
+            r.names().contains(&name),
+            "{}: {name} changed but was not selected",
+            v.name
+        );
+    }
+}
+
+/// `CMAKE_INTERMEDIATE_DIR_STRATEGY=SHORT` (CMake 4.2) puts objects in
+/// `<dir>/.o/<hash>/`, in no `<target>.dir`: no unit can be mapped to its
+/// target from the evidence, so the run falls back, with the reason, both
+/// for the README's dependency list and for one listing every `.d`.
+fn short_intermediate_dirs_fall_back(v: &Version, generator: &str) {
+    let b = v.build_with(
+        generator,
+        &["-DCMAKE_INTERMEDIATE_DIR_STRATEGY=SHORT"],
+        |src| layout_lab(src, ""),
+    );
+    assert!(
+        !b.build.join("CMakeFiles/lab.dir").exists() && b.build.join(".o").is_dir(),
+        "{} {generator:?}: SHORT did not move the objects to .o/",
+        v.name
+    );
+    let r = b.run(&["src/lab_private.hpp"], &[]);
+    let code = if generator.is_empty() {
+        "DEP_LIST_UNREADABLE" // the README's recipe lists no .d: none is in a <target>.dir
+    } else {
+        "DEP_COVERAGE_INCOMPLETE" // the log's records belong to no target
+    };
+    assert_full_suite(v, &b, &r, code);
+    if generator.is_empty() {
+        let mut all: Vec<String> = walkdir::WalkDir::new(&b.build)
+            .into_iter()
+            .map(|e| e.unwrap().path().display().to_string())
+            .filter(|p| p.ends_with(".d"))
+            .collect();
+        all.sort();
+        assert!(!all.is_empty(), "{}: SHORT wrote no .d", v.name);
+        std::fs::write(b.deps(), all.join("\n") + "\n").unwrap();
+        let r = b.run(&["src/lab_private.hpp"], &[]);
+        assert_full_suite(v, &b, &r, "DEP_FILE_UNMAPPED");
+    }
+}
+
+#[test]
+fn cmake_4_object_name_is_mapped_on_makefiles() {
+    object_name_is_mapped(&NEWEST, "")
+}
+
+#[test]
+fn cmake_4_object_name_is_mapped_on_ninja() {
+    require("OBJECT_NAME on Ninja", &[("ninja", "ninja-build")]);
+    object_name_is_mapped(&NEWEST, "Ninja")
+}
+
+#[test]
+fn cmake_4_short_intermediate_dirs_fall_back_on_makefiles() {
+    short_intermediate_dirs_fall_back(&NEWEST, "")
+}
+
+#[test]
+fn cmake_4_short_intermediate_dirs_fall_back_on_ninja() {
+    require("SHORT on Ninja", &[("ninja", "ninja-build")]);
+    short_intermediate_dirs_fall_back(&NEWEST, "Ninja")
 }
 
 macro_rules! matrix {
