@@ -289,10 +289,10 @@ fn analyse_evidence(
             .flatten()
             .chain(extra_reached.iter().copied())
             .collect();
-        decision.extend(ingest::depfile::coverage_gaps(
-            model,
-            &deps,
-            &graph.coverage_scope(&test_roots),
+        let in_scope = graph.coverage_scope(&test_roots);
+        decision.extend(ingest::depfile::coverage_gaps(model, &deps, &in_scope));
+        decision.extend(ingest::depfile::system_headers_gaps(
+            model, &deps, &in_scope,
         ));
 
         // 8. Changed paths.

@@ -122,6 +122,8 @@ codes! {
         "a project prerequisite is newer than the dependency file that lists it";
     DepCoverageIncomplete => "DEP_COVERAGE_INCOMPLETE", FullSuite,
         "a compiled translation unit has no dependency file in the list";
+    DepSystemHeadersOmitted => "DEP_SYSTEM_HEADERS_OMITTED", FullSuite,
+        "a unit of a target that searches a SYSTEM include directory inside the source or build tree has dependency evidence that lists no system header: it was written with -MMD or -MM, which leave out every header found through a SYSTEM directory and all it includes";
     DepsLogMalformed => "DEPS_LOG_MALFORMED", FullSuite,
         "a ninja deps log (.ninja_deps) in the dependency list has an unsupported version, a bad checksum, an undefined id or a truncated record";
     DepsLogMissing => "DEPS_LOG_MISSING", FullSuite,
@@ -200,6 +202,7 @@ impl Code {
             DepFileUnmapped => "list only the compilers' .d files under BUILD/CMakeFiles/<target>.dir/ (absolute paths), and BUILD/.ninja_deps for Ninja",
             DepPrereqUninspectable | DepEvidenceStale => "rebuild before running diff2test (the evidence is older than the sources)",
             DepCoverageIncomplete => "build every target tests can run or load, then regenerate the dependency list",
+            DepSystemHeadersOmitted => "compile with -MD, CMake's default (do not set CMAKE_DEPFILE_FLAGS_<LANG> or compile options to -MMD or -MM), rebuild, then regenerate the dependency list",
             DepsLogMalformed => "rebuild with ninja (ninja -t recompact rewrites the log), then run diff2test",
             DepsLogMissing => "add BUILD/.ninja_deps to the dependency list (absolute path)",
             ChangeUnknown => "declare a [[boundary]] (no build step or test reads it) or a [[data]] rule for such paths, if that is true",
@@ -263,6 +266,7 @@ impl Code {
             | DepPrereqUninspectable
             | DepEvidenceStale
             | DepCoverageIncomplete
+            | DepSystemHeadersOmitted
             | DepsLogMalformed => 1,
             ChangeUnknown
             | ChangeDeleted

@@ -1824,6 +1824,66 @@ fn oracle_class14_renamed_source_in_a_kept_build_dir_ninja() {
     kept_build_dir(Generator::Ninja);
 }
 
+// ====== class 15: depfiles without system headers, and a SYSTEM directory in the tree
+
+/// `core` searches `vendor/` (in the source tree) as a SYSTEM include
+/// directory, as vendored libraries usually are; `other` includes the same
+/// header through a plain include directory. With `depfile_flags`
+/// (`CMAKE_DEPFILE_FLAGS_CXX`), the depfiles are written that way.
+fn system_dir_scenario(name: &str, depfile_flags: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}{depfile_flags}\n\
+         add_library(core STATIC core.cpp)\n\
+         target_include_directories(core SYSTEM PUBLIC vendor)\n\
+         add_executable(t1 t1.cpp)\n\
+         target_link_libraries(t1 core)\n\
+         add_test(NAME t1 COMMAND t1)\n\
+         add_executable(other other.cpp)\n\
+         target_include_directories(other PRIVATE vendor)\n\
+         add_test(NAME other COMMAND other)\n"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("vendor/vendored.h", "#pragma once\n#define VENDORED 1\n")
+        .file(
+            "core.cpp",
+            "#include \"vendored.h\"\nint core() { return VENDORED; }\n",
+        )
+        .file("t1.cpp", &main_checking("int core();", "core() == 1"))
+        .file(
+            "other.cpp",
+            &main_checking("#include \"vendored.h\"", "VENDORED >= 1"),
+        )
+        .edit("vendor/vendored.h", "#pragma once\n#define VENDORED 2\n")
+}
+
+/// `-MMD` leaves `vendored.h` out of `core.cpp`'s depfile (it is found
+/// through a SYSTEM directory) but not out of `other.cpp`'s: the change
+/// looks like it reaches `other` only, while it flips `t1`.
+#[test]
+fn oracle_class15_mmd_depfiles_and_a_system_include_dir_in_the_tree() {
+    let o = system_dir_scenario(
+        "c15-mmd",
+        "set(CMAKE_DEPFILE_FLAGS_CXX \"-MMD -MT <DEP_TARGET> -MF <DEP_FILE>\")",
+    )
+    .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "DEP_SYSTEM_HEADERS_OMITTED");
+    assert!(
+        o.run.stderr.contains("target \"core\""),
+        "the reason names the target whose units list no system header\n{}",
+        o.report()
+    );
+}
+
+/// With CMake's default `-MD` the same tree gives the exact subset.
+#[test]
+fn oracle_class15_md_depfiles_and_a_system_include_dir_in_the_tree() {
+    let o = system_dir_scenario("c15-md", "").run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["other", "t1"]);
+}
+
 // ============================ issue 12: precision on real projects (exact selections)
 
 impl Outcome {
@@ -2478,6 +2538,8 @@ on_ninja!(
     oracle_class12_precompiled_header_is_the_only_evidence_of_its_headers,
     oracle_class12_precompiled_header_reused_by_a_target_that_does_not_link_it,
     oracle_class13_unity_build_source_change,
+    oracle_class15_mmd_depfiles_and_a_system_include_dir_in_the_tree,
+    oracle_class15_md_depfiles_and_a_system_include_dir_in_the_tree,
     precision_versioned_shared_library_gives_chains_and_a_subset,
     precision_a_doc_change_under_a_boundary_keeps_the_subset_and_names_the_boundary,
     precision_the_same_doc_change_without_a_boundary_is_change_unknown_with_a_hint,

@@ -3,6 +3,7 @@
 
 use super::evidence::DepEvidence;
 use super::file_api::Codemodel;
+use crate::paths;
 use crate::reason::{Code, Gap};
 
 /// Coverage (contract §7): every compiled C/C++ unit of every *in-scope* target
@@ -48,6 +49,65 @@ pub fn coverage_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> 
         }
     }
     gaps
+}
+
+/// Completeness of each unit's list (contract §7): `-MMD` and `-MM` leave out
+/// of a depfile every header found through a system include directory, and
+/// every header such a header includes, wherever it lies. For a target that
+/// searches a SYSTEM directory inside the roots (a vendored library marked
+/// `SYSTEM`, an imported target built into the build tree), those are
+/// project files: their absence would make a unit look unaffected by a
+/// change to one. What `-MD` writes always lists some system header (GCC
+/// lists `/usr/include/stdc-predef.h`, which it includes before every unit,
+/// and any standard header lies outside the roots, or in the compiler's
+/// implicit include directories when the toolchain is inside them). So a
+/// unit of such an in-scope target must list a prerequisite outside both
+/// roots or inside an implicit include directory; one per target is reported.
+pub fn system_headers_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> Vec<Gap> {
+    let roots = [model.source_root.as_str(), model.build_root.as_str()];
+    let inside = |d: &String| roots.iter().any(|r| paths::is_within(d, r));
+    // Per target: (units without a system header, the first such source, a SYSTEM directory).
+    let mut flagged: std::collections::BTreeMap<usize, (usize, &str, &str)> = Default::default();
+    for tu in ev.tus.iter().filter(|tu| !tu.lists_outside) {
+        let Some(t) = model.targets.get(tu.target) else {
+            continue;
+        };
+        let Some(dir) = t.system_includes.iter().find(|d| inside(d)) else {
+            continue;
+        };
+        if !in_scope.get(tu.target).copied().unwrap_or(true) {
+            continue;
+        }
+        let implicit = tu.prereqs.iter().any(|&id| {
+            let f = &ev.files[id as usize];
+            model
+                .implicit_includes
+                .iter()
+                .any(|d| paths::is_within(f, d))
+        });
+        if implicit {
+            continue;
+        }
+        let e = flagged
+            .entry(tu.target)
+            .or_insert((0, tu.source.as_str(), dir));
+        e.0 += 1;
+        if tu.source.as_str() < e.1 {
+            e.1 = tu.source.as_str();
+        }
+    }
+    flagged
+        .into_iter()
+        .map(|(t, (n, first, dir))| {
+            Gap::new(
+                Code::DepSystemHeadersOmitted,
+                format!(
+                    "{n} unit(s) of target {:?} (first: {first}) list no system header, though the target searches {dir} as a SYSTEM include directory: their dependency evidence leaves out what is found there",
+                    model.targets[t].name
+                ),
+            )
+        })
+        .collect()
 }
 
 /// Languages whose compile rule writes a trusted Make-syntax depfile.

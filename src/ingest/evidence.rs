@@ -26,6 +26,10 @@ pub struct Tu {
     /// Project prerequisites (including the main source), each once, in the
     /// order the depfile first lists them.
     pub prereqs: Vec<FileId>,
+    /// The evidence also lists a prerequisite outside both roots (a system
+    /// header): what `-MD` writes and `-MMD` leaves out (see
+    /// [`super::depfile::system_headers_gaps`]).
+    pub lists_outside: bool,
 }
 
 /// The dependency evidence of the whole build.

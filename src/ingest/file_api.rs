@@ -119,6 +119,10 @@ pub struct Target {
     /// Include directories of every compile group (absolute, folded), plus
     /// `-I`/`-isystem`/`-iquote`/`-idirafter` directories named in `flags`.
     pub includes: Vec<String>,
+    /// Those the compiler searches as system directories: `isSystem`
+    /// (`SYSTEM`, and imported targets' usage requirements), `-isystem` and
+    /// `-idirafter` (absolute, folded).
+    pub system_includes: Vec<String>,
     /// Source-tree files its compile or link command names verbatim (a
     /// linker or version script, a `-include` file, a response file),
     /// absolute folded: a change to one changes how the target is built.
@@ -147,6 +151,7 @@ impl Target {
             link_dirs: Vec::new(),
             flags: Vec::new(),
             includes: Vec::new(),
+            system_includes: Vec::new(),
             cmdline_files: Vec::new(),
             generated: Vec::new(),
         }
@@ -201,6 +206,10 @@ pub struct Codemodel {
     /// `None` in a hand-made model (then [`Codemodel::outside_includes`]
     /// looks at the targets).
     pub outside_includes: Option<Vec<String>>,
+    /// The compilers' implicit include directories (toolchains-v1), absolute
+    /// folded, sorted and unique: where a toolchain's own headers live, also
+    /// when it sits inside one of the roots. Empty without a toolchains reply.
+    pub implicit_includes: Vec<String>,
 }
 
 /// Fingerprints of the reply's target objects and toolchains
@@ -693,7 +702,15 @@ struct RawCompileGroup<'a> {
     #[serde(default, rename = "compileCommandFragments", borrow)]
     compile_command_fragments: Option<Vec<RawFragment<'a>>>,
     #[serde(default, borrow)]
-    includes: Option<Vec<RawPathEntry<'a>>>,
+    includes: Option<Vec<RawInclude<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct RawInclude<'a> {
+    #[serde(borrow)]
+    path: Cow<'a, str>,
+    #[serde(default, rename = "isSystem")]
+    is_system: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -764,6 +781,14 @@ struct RawToolchain {
 struct RawCompiler {
     #[serde(default)]
     path: Option<String>,
+    #[serde(default)]
+    implicit: Option<RawImplicit>,
+}
+
+#[derive(Deserialize)]
+struct RawImplicit {
+    #[serde(default, rename = "includeDirectories")]
+    include_directories: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -1309,6 +1334,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
     // toolchains-v1 (optional): a changed compiler is a build-configuration change.
     let mut cmake_inputs = cmake_inputs;
     let mut toolchain_fingerprint: Result<Option<String>, ()> = Ok(None);
+    let mut implicit_includes: Vec<String> = Vec::new();
     match find_object(&index, "toolchains", 1) {
         Err(g) => gaps.push(g),
         Ok(None) => {}
@@ -1326,6 +1352,22 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             }
             Ok((tc, value)) => {
                 toolchain_fingerprint = Ok(value.map(|v| fingerprint::of(v, roots.0, roots.1)));
+                implicit_includes = tc
+                    .toolchains
+                    .iter()
+                    .filter_map(|t| {
+                        t.compiler
+                            .as_ref()?
+                            .implicit
+                            .as_ref()?
+                            .include_directories
+                            .as_ref()
+                    })
+                    .flatten()
+                    .map(|d| paths::fold(d))
+                    .collect();
+                implicit_includes.sort();
+                implicit_includes.dedup();
                 if let Some(inputs) = &mut cmake_inputs {
                     inputs.extend(
                         tc.toolchains
@@ -1362,6 +1404,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         cmake_inputs,
         config_globs,
         files_read: ctx.files_read,
+        implicit_includes,
         fingerprints: req.fingerprints.then_some(Fingerprints {
             targets: target_fingerprints,
             toolchain: toolchain_fingerprint,
@@ -1529,11 +1572,15 @@ fn convert_target(
         .collect();
     flags.sort();
     flags.dedup();
-    let mut includes: Vec<String> = groups
-        .iter()
-        .flat_map(|g| g.includes.iter().flatten())
-        .map(|i| paths::join_fold(&dir_build, &i.path))
-        .collect();
+    let mut includes: Vec<String> = Vec::new();
+    let mut system_includes: Vec<String> = Vec::new();
+    for i in groups.iter().flat_map(|g| g.includes.iter().flatten()) {
+        let dir = paths::join_fold(&dir_build, &i.path);
+        if i.is_system == Some(true) {
+            system_includes.push(dir.clone());
+        }
+        includes.push(dir);
+    }
     for f in &flags {
         let mut words = f.split_ascii_whitespace().peekable();
         while let Some(w) = words.next() {
@@ -1545,7 +1592,12 @@ fn convert_target(
                         rest
                     };
                     if !dir.is_empty() {
-                        includes.push(paths::join_fold(&dir_build, dir));
+                        let dir = paths::join_fold(&dir_build, dir);
+                        // Headers found through these count as system headers too.
+                        if opt == "-isystem" || opt == "-idirafter" {
+                            system_includes.push(dir.clone());
+                        }
+                        includes.push(dir);
                     }
                     break;
                 }
@@ -1554,6 +1606,8 @@ fn convert_target(
     }
     includes.sort();
     includes.dedup();
+    system_includes.sort();
+    system_includes.dedup();
     let mut generated = generated_files.clone();
     generated.sort();
     generated.dedup();
@@ -1593,6 +1647,7 @@ fn convert_target(
         link_dirs,
         flags,
         includes,
+        system_includes,
         cmdline_files,
         generated,
     };

@@ -313,9 +313,13 @@ pub(crate) fn merge(
         };
         let aliased = !aliases.is_empty() && super::aliases::uses_alias(&aliases, &t.includes);
         outside.clear();
+        let mut lists_outside = false;
         if let Some(kept) = clean {
             // `prepare` put its project files first, each once, all fresh.
             let kept = kept as usize;
+            lists_outside = rec.inputs[kept..]
+                .iter()
+                .any(|&i| matches!(inputs[i as usize], Some(Input::System)));
             if aliased {
                 outside.extend(
                     rec.inputs[kept..]
@@ -342,6 +346,7 @@ pub(crate) fn merge(
                         break;
                     }
                     Some(Input::System) => {
+                        lists_outside = true;
                         if aliased {
                             outside.push(&abs[inp as usize]);
                         }
@@ -410,6 +415,7 @@ pub(crate) fn merge(
                         ev.tus[i].prereqs.push(id);
                     }
                 }
+                ev.tus[i].lists_outside |= lists_outside;
             }
             None => {
                 by_unit.insert((target, source_index), usize::MAX);
@@ -419,6 +425,7 @@ pub(crate) fn merge(
                     source_index,
                     depfile,
                     from_log: true,
+                    lists_outside,
                     prereqs,
                 });
             }

@@ -74,6 +74,7 @@ pub(super) fn audit(
                 depfile: d.clone(),
                 from_log: false,
                 prereqs: u.prereqs,
+                lists_outside: u.lists_outside,
             });
         }
 

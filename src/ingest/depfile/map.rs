@@ -18,6 +18,8 @@ pub(super) struct LocalUnit {
     pub(super) prereqs: Vec<FileId>,
     /// Prerequisites newer than the depfile or without a timestamp, in order.
     pub(super) aged: Vec<Aged>,
+    /// Whether the depfile lists a prerequisite outside both roots.
+    pub(super) lists_outside: bool,
 }
 
 /// The unit depfile `d` (owned by `target`) describes, from its parse `p`:
@@ -38,6 +40,7 @@ pub(super) fn unit_of(
         identity: p.identity,
         prereqs: p.prereqs,
         aged: p.aged,
+        lists_outside: p.lists_outside,
     })
 }
 

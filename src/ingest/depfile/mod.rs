@@ -17,7 +17,7 @@ use super::Reader;
 use crate::reason::{Code, Gap};
 
 pub use super::aliases::join_outside_aliases;
-pub use super::coverage::{coverage_gaps, language_supported};
+pub use super::coverage::{coverage_gaps, language_supported, system_headers_gaps};
 pub use super::evidence::{DepEvidence, FileId, Tu};
 
 mod audit;
@@ -366,6 +366,7 @@ mod tests {
                 depfile: "/b/CMakeFiles/t.dir/a.cpp.o.d".into(),
                 from_log: false,
                 prereqs: vec![0],
+                lists_outside: true,
             }],
             ..DepEvidence::default()
         };
@@ -373,6 +374,65 @@ mod tests {
         assert_eq!(gaps.len(), 1, "{gaps:?}");
         assert!(gaps[0].to_string().contains("/s/b.cpp"), "{gaps:?}");
         assert!(coverage_gaps(&model, &ev, &[false]).is_empty());
+    }
+
+    #[test]
+    fn units_of_a_target_with_a_system_dir_in_the_tree_must_list_a_system_header() {
+        let mut model = Codemodel {
+            source_root: "/s".into(),
+            build_root: "/b".into(),
+            implicit_includes: vec!["/s/toolchain/include".into()],
+            ..Codemodel::default()
+        };
+        for (name, system) in [("vendored", "/s/vendor"), ("outside", "/usr/local/include")] {
+            model.targets.push(Target {
+                name: name.into(),
+                dir_build: "/b".into(),
+                system_includes: vec![system.into()],
+                ..Target::default()
+            });
+        }
+        let tu = |target: usize, source: &str, prereqs: Vec<FileId>, lists_outside: bool| Tu {
+            target,
+            source: source.into(),
+            source_index: 0,
+            depfile: format!("{source}.d"),
+            from_log: false,
+            prereqs,
+            lists_outside,
+        };
+        let files: Vec<String> = ["/s/b.cpp", "/s/a.cpp", "/s/toolchain/include/stdio.h"]
+            .map(String::from)
+            .into();
+        let ev = |tus: Vec<Tu>| DepEvidence {
+            files: files.clone(),
+            tus,
+            ..DepEvidence::default()
+        };
+        // Two units of `vendored` list no system header: one gap, the first source named.
+        let e = ev(vec![
+            tu(0, "/s/b.cpp", vec![0], false),
+            tu(0, "/s/a.cpp", vec![1], false),
+        ]);
+        let gaps = system_headers_gaps(&model, &e, &[true, true]);
+        assert_eq!(gaps.len(), 1, "{gaps:?}");
+        assert_eq!(gaps[0].code, Code::DepSystemHeadersOmitted);
+        let text = gaps[0].to_string();
+        assert!(
+            text.contains("2 unit(s) of target \"vendored\" (first: /s/a.cpp)"),
+            "{text}"
+        );
+        assert!(text.contains("/s/vendor"), "{text}");
+        // Out of scope, or a system header listed: nothing to report.
+        assert!(system_headers_gaps(&model, &e, &[false, true]).is_empty());
+        let e = ev(vec![tu(0, "/s/b.cpp", vec![0], true)]);
+        assert!(system_headers_gaps(&model, &e, &[true, true]).is_empty());
+        // A header of the compiler's own (an in-tree toolchain) counts as one.
+        let e = ev(vec![tu(0, "/s/b.cpp", vec![0, 2], false)]);
+        assert!(system_headers_gaps(&model, &e, &[true, true]).is_empty());
+        // A SYSTEM directory outside the roots holds no project file.
+        let e = ev(vec![tu(1, "/s/b.cpp", vec![0], false)]);
+        assert!(system_headers_gaps(&model, &e, &[true, true]).is_empty());
     }
 
     #[test]

@@ -359,6 +359,8 @@ pub(super) struct UnitSink<'a, 'w> {
     /// The last project file listed, [`OUTSIDE`] before the first.
     pub(super) last: FileId,
     pub(super) prereqs: Vec<FileId>,
+    /// Whether the main rule lists a prerequisite outside both roots.
+    pub(super) lists_outside: bool,
     /// The depfile's timestamp, and its prerequisites that are not older.
     pub(super) mtime: SystemTime,
     pub(super) aged: Vec<Aged>,
@@ -391,7 +393,7 @@ impl<'a> depfile_syntax::Sink<'a> for UnitSink<'a, '_> {
             .worker
             .resolve(self.shared, self.scope, self.dir, &name, self.last)
         {
-            Some(OUTSIDE) => {}
+            Some(OUTSIDE) => self.lists_outside = true,
             Some(id) => {
                 self.worker.follows(self.last, id);
                 self.last = id;
@@ -438,6 +440,8 @@ pub(super) struct Parsed {
     pub(super) prereqs: Vec<FileId>,
     /// Those not older than the depfile, or without a timestamp, in order.
     pub(super) aged: Vec<Aged>,
+    /// Whether its main rule lists a prerequisite outside both roots.
+    pub(super) lists_outside: bool,
 }
 
 /// Reads and parses one `.d`, resolving relative prerequisites against `dir`
@@ -499,6 +503,7 @@ pub(super) fn read_one(
             relative: false,
             last: OUTSIDE,
             prereqs: Vec::with_capacity(n / 256 + 4),
+            lists_outside: false,
             mtime,
             aged: Vec::new(),
         };
@@ -514,6 +519,7 @@ pub(super) fn read_one(
             relative_to: sink.relative.then(|| dir.to_owned()),
             prereqs: sink.prereqs,
             aged: sink.aged,
+            lists_outside: sink.lists_outside,
         })
     })();
     // A deps log is one large file: its buffer is not kept for small depfiles.
