@@ -1884,6 +1884,36 @@ fn oracle_class15_md_depfiles_and_a_system_include_dir_in_the_tree() {
     o.expect_exact_subset(&["other", "t1"]);
 }
 
+/// With `-MD`, a unit that includes no system header at all (here compiled
+/// `-ffreestanding -nostdinc`, so not even GCC's `stdc-predef.h`) lists
+/// none; another unit of the same language in its directory does, which
+/// shows the directory's depfile flags are `-MD`: still the exact subset.
+#[test]
+fn oracle_class15_md_unit_without_system_headers_beside_one_with_them() {
+    let o = system_dir_scenario("c15-md-freestanding", "")
+        .file(
+            "CMakeLists.txt",
+            &format!(
+                "{PROLOGUE}add_library(core STATIC core.cpp bare.cpp)\n\
+                 set_source_files_properties(bare.cpp PROPERTIES COMPILE_OPTIONS \"-ffreestanding;-nostdinc\")\n\
+                 target_include_directories(core SYSTEM PUBLIC vendor)\n\
+                 add_executable(t1 t1.cpp)\n\
+                 target_link_libraries(t1 core)\n\
+                 add_test(NAME t1 COMMAND t1)\n\
+                 add_executable(other other.cpp)\n\
+                 target_include_directories(other PRIVATE vendor)\n\
+                 add_test(NAME other COMMAND other)\n"
+            ),
+        )
+        .file(
+            "bare.cpp",
+            "#include \"vendored.h\"\nint bare() { return VENDORED; }\n",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["other", "t1"]);
+}
+
 // ============================ issue 12: precision on real projects (exact selections)
 
 impl Outcome {
@@ -2540,6 +2570,7 @@ on_ninja!(
     oracle_class13_unity_build_source_change,
     oracle_class15_mmd_depfiles_and_a_system_include_dir_in_the_tree,
     oracle_class15_md_depfiles_and_a_system_include_dir_in_the_tree,
+    oracle_class15_md_unit_without_system_headers_beside_one_with_them,
     precision_versioned_shared_library_gives_chains_and_a_subset,
     precision_a_doc_change_under_a_boundary_keeps_the_subset_and_names_the_boundary,
     precision_the_same_doc_change_without_a_boundary_is_change_unknown_with_a_hint,

@@ -1,7 +1,7 @@
 //! Coverage (contract §7), the same for both readers: every compiled C/C++
 //! unit of every in-scope target needs its dependency evidence.
 
-use super::evidence::DepEvidence;
+use super::evidence::{DepEvidence, Tu};
 use super::file_api::Codemodel;
 use crate::paths;
 use crate::reason::{Code, Gap};
@@ -60,15 +60,41 @@ pub fn coverage_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> 
 /// change to one. What `-MD` writes always lists some system header (GCC
 /// lists `/usr/include/stdc-predef.h`, which it includes before every unit,
 /// and any standard header lies outside the roots, or in the compiler's
-/// implicit include directories when the toolchain is inside them). So a
-/// unit of such an in-scope target must list a prerequisite outside both
-/// roots or inside an implicit include directory; one per target is reported.
+/// implicit include directories when the toolchain is inside them). The
+/// depfile flags are a rule variable (`CMAKE_DEPFILE_FLAGS_<LANG>`): one
+/// value per directory and language. So a unit of such an in-scope target
+/// must list a prerequisite outside both roots or inside an implicit include
+/// directory, unless another unit of the same language in the same directory
+/// does (then the flags there are `-MD`, and this unit includes no system
+/// header); one gap per target is reported.
 pub fn system_headers_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> Vec<Gap> {
     let roots = [model.source_root.as_str(), model.build_root.as_str()];
     let inside = |d: &String| roots.iter().any(|r| paths::is_within(d, r));
+    let lists_system = |tu: &Tu| {
+        tu.lists_outside
+            || tu.prereqs.iter().any(|&id| {
+                let f = &ev.files[id as usize];
+                model
+                    .implicit_includes
+                    .iter()
+                    .any(|d| paths::is_within(f, d))
+            })
+    };
+    // The flags' scope: the unit's directory and language.
+    let scope_of = |tu: &Tu| {
+        let t = model.targets.get(tu.target)?;
+        let language = t.compiled.get(tu.source_index)?.language.as_str();
+        Some((t.dir_build.as_str(), language))
+    };
+    let with_md: std::collections::HashSet<(&str, &str)> = ev
+        .tus
+        .iter()
+        .filter(|tu| lists_system(tu))
+        .filter_map(scope_of)
+        .collect();
     // Per target: (units without a system header, the first such source, a SYSTEM directory).
     let mut flagged: std::collections::BTreeMap<usize, (usize, &str, &str)> = Default::default();
-    for tu in ev.tus.iter().filter(|tu| !tu.lists_outside) {
+    for tu in ev.tus.iter().filter(|tu| !lists_system(tu)) {
         let Some(t) = model.targets.get(tu.target) else {
             continue;
         };
@@ -78,14 +104,7 @@ pub fn system_headers_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool
         if !in_scope.get(tu.target).copied().unwrap_or(true) {
             continue;
         }
-        let implicit = tu.prereqs.iter().any(|&id| {
-            let f = &ev.files[id as usize];
-            model
-                .implicit_includes
-                .iter()
-                .any(|d| paths::is_within(f, d))
-        });
-        if implicit {
+        if scope_of(tu).is_some_and(|s| with_md.contains(&s)) {
             continue;
         }
         let e = flagged

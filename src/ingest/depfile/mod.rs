@@ -384,10 +384,20 @@ mod tests {
             implicit_includes: vec!["/s/toolchain/include".into()],
             ..Codemodel::default()
         };
-        for (name, system) in [("vendored", "/s/vendor"), ("outside", "/usr/local/include")] {
+        let cxx = |path: &str| CompiledSource {
+            path: path.into(),
+            language: "CXX".into(),
+            generated: false,
+        };
+        for (name, system, dir) in [
+            ("vendored", "/s/vendor", "/b"),
+            ("outside", "/usr/local/include", "/b"),
+            ("neighbour", "/s/vendor", "/b/sub"),
+        ] {
             model.targets.push(Target {
                 name: name.into(),
-                dir_build: "/b".into(),
+                dir_build: dir.into(),
+                compiled: vec![cxx("/s/b.cpp"), cxx("/s/a.cpp")],
                 system_includes: vec![system.into()],
                 ..Target::default()
             });
@@ -395,7 +405,7 @@ mod tests {
         let tu = |target: usize, source: &str, prereqs: Vec<FileId>, lists_outside: bool| Tu {
             target,
             source: source.into(),
-            source_index: 0,
+            source_index: usize::from(source == "/s/a.cpp"),
             depfile: format!("{source}.d"),
             from_log: false,
             prereqs,
@@ -409,12 +419,13 @@ mod tests {
             tus,
             ..DepEvidence::default()
         };
+        let all = [true, true, true];
         // Two units of `vendored` list no system header: one gap, the first source named.
         let e = ev(vec![
             tu(0, "/s/b.cpp", vec![0], false),
             tu(0, "/s/a.cpp", vec![1], false),
         ]);
-        let gaps = system_headers_gaps(&model, &e, &[true, true]);
+        let gaps = system_headers_gaps(&model, &e, &all);
         assert_eq!(gaps.len(), 1, "{gaps:?}");
         assert_eq!(gaps[0].code, Code::DepSystemHeadersOmitted);
         let text = gaps[0].to_string();
@@ -424,15 +435,28 @@ mod tests {
         );
         assert!(text.contains("/s/vendor"), "{text}");
         // Out of scope, or a system header listed: nothing to report.
-        assert!(system_headers_gaps(&model, &e, &[false, true]).is_empty());
+        assert!(system_headers_gaps(&model, &e, &[false, true, true]).is_empty());
         let e = ev(vec![tu(0, "/s/b.cpp", vec![0], true)]);
-        assert!(system_headers_gaps(&model, &e, &[true, true]).is_empty());
+        assert!(system_headers_gaps(&model, &e, &all).is_empty());
         // A header of the compiler's own (an in-tree toolchain) counts as one.
         let e = ev(vec![tu(0, "/s/b.cpp", vec![0, 2], false)]);
-        assert!(system_headers_gaps(&model, &e, &[true, true]).is_empty());
+        assert!(system_headers_gaps(&model, &e, &all).is_empty());
+        // Another unit of the same language in the same directory lists one: the
+        // depfile flags there are -MD, and this unit includes no system header.
+        let e = ev(vec![
+            tu(0, "/s/b.cpp", vec![0], false),
+            tu(1, "/s/a.cpp", vec![1], true),
+        ]);
+        assert!(system_headers_gaps(&model, &e, &all).is_empty());
+        // One in another directory says nothing about this one.
+        let e = ev(vec![
+            tu(0, "/s/b.cpp", vec![0], false),
+            tu(2, "/s/a.cpp", vec![1], true),
+        ]);
+        assert_eq!(system_headers_gaps(&model, &e, &all).len(), 1);
         // A SYSTEM directory outside the roots holds no project file.
         let e = ev(vec![tu(1, "/s/b.cpp", vec![0], false)]);
-        assert!(system_headers_gaps(&model, &e, &[true, true]).is_empty());
+        assert!(system_headers_gaps(&model, &e, &all).is_empty());
     }
 
     #[test]
