@@ -102,7 +102,7 @@ impl<'m> Graph<'m> {
             if let Some(c) = t
                 .compiled
                 .iter()
-                .find(|c| !crate::ingest::depfile::language_supported(&c.language))
+                .find(|c| !crate::ingest::depfile::language_supported_in(model, &c.language))
             {
                 opaque.entry(i).or_insert(Opaque {
                     code: Code::UnsupportedLanguage,
@@ -227,6 +227,15 @@ impl<'m> Graph<'m> {
             if let Some(b) = self.compiled.get_mut(tu.target) {
                 *b = true;
             }
+        }
+        for (t, source, file) in &deps.assembler_includes {
+            self.opaque.entry(*t).or_insert(Opaque {
+                code: Code::UnsupportedLanguage,
+                detail: format!(
+                    "target {:?} compiles {source} as ASM, and {file} may name files through the assembler (.include, .incbin), which no depfile lists",
+                    self.model.targets[*t].name
+                ),
+            });
         }
         for (t, header) in &deps.generated_includes {
             self.opaque.entry(*t).or_insert(Opaque {

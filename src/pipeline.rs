@@ -208,6 +208,7 @@ fn analyse_evidence(
             model,
             req.limits.max_file_bytes,
         ));
+        ingest::depfile::scan_assembler_includes(model, &mut deps, req.limits.max_file_bytes);
         if let Some(v) = &req.vouched {
             decision.extend(unvouched_prerequisites(v, &deps, model, &req.source_dir));
         }

@@ -194,7 +194,7 @@ impl Code {
             TargetDependencyUnknown => "re-run cmake; if it persists, the reply is damaged",
             GeneratedSource => "nothing to configure: a test depends on code generated at build time (use opaque = \"select\" to force only those tests)",
             UnknownLinkInput => "build the library as a target of this project, or link it by an imported target the codemodel shows",
-            UnsupportedLanguage => "nothing to configure: only C and C++ units have trusted dependency evidence",
+            UnsupportedLanguage => "nothing to configure: only C and C++ units (and assembly on Ninja, unless it uses .include or .incbin) have trusted dependency evidence",
             UnsupportedGenerator => "configure with -G \"Unix Makefiles\", -G Ninja or -G \"Ninja Multi-Config\"",
             DepListUnreadable => "write the dependency list after the build: Makefiles: find \"$PWD/BUILD\" -path '*/CMakeFiles/*.dir/*' -name '*.d' > deps.txt; Ninja: add echo \"$PWD/BUILD/.ninja_deps\"",
             DepFileUnreadable | DepFileMalformed => "rebuild, then regenerate the dependency list (a listed file is missing or damaged)",

@@ -1914,6 +1914,118 @@ fn oracle_class15_md_unit_without_system_headers_beside_one_with_them() {
     o.expect_exact_subset(&["other", "t1"]);
 }
 
+// ================================================== class 16: assembly units
+
+/// An x86-64 assembly function `name` returning `value` (an assembler
+/// expression), for the C compiler on a `.S` file; `prelude` comes first.
+fn asm_function(prelude: &str, name: &str, value: &str) -> String {
+    format!(
+        "{prelude}\n.text\n.globl {name}\n{name}:\n  mov ${value}, %eax\n  ret\n.section .note.GNU-stack,\"\",@progbits\n"
+    )
+}
+
+/// `core` is written in assembly (`fast.S`, compiled by the C compiler, which
+/// writes a `-MD` depfile) and `#include`s `value.h`.
+fn asm_scenario(name: &str, generator: Generator) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}enable_language(C ASM)\n\
+         add_library(core STATIC fast.S)\n\
+         add_executable(t1 t1.cpp)\n\
+         target_link_libraries(t1 core)\n\
+         add_test(NAME t1 COMMAND t1)\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME other COMMAND other)\n"
+    );
+    Scenario::new(name)
+        .generator(generator)
+        .file("CMakeLists.txt", &cmake)
+        .file("value.h", "#define VALUE 1\n")
+        .file(
+            "fast.S",
+            &asm_function("#include \"value.h\"", "fast_value", "VALUE"),
+        )
+        .file(
+            "t1.cpp",
+            &main_checking("extern \"C\" int fast_value();", "fast_value() == 1"),
+        )
+        .file("other.cpp", &main_checking("", "1 + 1 == 2"))
+        .edit("value.h", "#define VALUE 2\n")
+}
+
+/// On Ninja the assembly unit's deps record is its evidence: the exact subset.
+#[test]
+fn oracle_class16_assembly_unit_on_ninja_is_ordinary_evidence() {
+    let o = asm_scenario("c16-asm-ninja", Generator::Ninja).run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t1"]);
+    assert!(
+        o.run.stderr.contains("record CMakeFiles/core.dir/fast.S.o"),
+        "the chain runs through the assembly unit's record\n{}",
+        o.report()
+    );
+}
+
+/// The Makefiles generators write no depfile for assembly: the tests that
+/// depend on it cannot be decided.
+#[test]
+fn oracle_class16_assembly_unit_on_makefiles_has_no_evidence() {
+    let o = asm_scenario("c16-asm-make", Generator::Makefiles).run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "UNSUPPORTED_LANGUAGE");
+}
+
+/// `macros.inc` is read by the assembler in `a.S` (`.include`, which no
+/// depfile lists) and by the preprocessor in `b.S` (`#include`, listed):
+/// the evidence shows `b`'s target reading it, not `a`'s, while the change
+/// flips the tests of both. The assembler's directive makes `a` opaque.
+#[test]
+fn oracle_class16_assembler_include_is_not_in_any_depfile() {
+    let cmake = format!(
+        "{PROLOGUE}enable_language(C ASM)\n\
+         add_library(a STATIC a.S)\n\
+         target_include_directories(a PRIVATE inc)\n\
+         add_library(b STATIC b.S)\n\
+         target_include_directories(b PRIVATE inc)\n\
+         add_executable(t1 t1.cpp)\n\
+         target_link_libraries(t1 a)\n\
+         add_test(NAME t1 COMMAND t1)\n\
+         add_executable(t2 t2.cpp)\n\
+         target_link_libraries(t2 b)\n\
+         add_test(NAME t2 COMMAND t2)\n"
+    );
+    let o = Scenario::new("c16-gas-include")
+        .generator(Generator::Ninja)
+        .file("CMakeLists.txt", &cmake)
+        .file("inc/macros.inc", ".set SHARED_VALUE, 1\n")
+        .file(
+            "a.S",
+            &asm_function(".include \"macros.inc\"", "a_value", "SHARED_VALUE"),
+        )
+        .file(
+            "b.S",
+            &asm_function("#include \"macros.inc\"", "b_value", "SHARED_VALUE"),
+        )
+        .file(
+            "t1.cpp",
+            &main_checking("extern \"C\" int a_value();", "a_value() == 1"),
+        )
+        .file(
+            "t2.cpp",
+            &main_checking("extern \"C\" int b_value();", "b_value() == 1"),
+        )
+        .edit("inc/macros.inc", ".set SHARED_VALUE, 2\n")
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "UNSUPPORTED_LANGUAGE");
+    assert!(
+        o.run
+            .stderr
+            .contains("may name files through the assembler"),
+        "the reason says why the assembly unit's evidence is not trusted\n{}",
+        o.report()
+    );
+}
+
 // ============================ issue 12: precision on real projects (exact selections)
 
 impl Outcome {

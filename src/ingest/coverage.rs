@@ -37,7 +37,7 @@ pub fn coverage_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> 
                     .iter()
                     .zip(&covered[ti])
                     .any(|(other, &cov)| cov && other.path == c.path);
-            if language_supported(&c.language) && !covered_here {
+            if language_supported_in(model, &c.language) && !covered_here {
                 gaps.push(Gap::new(
                     Code::DepCoverageIncomplete,
                     format!(
@@ -129,7 +129,106 @@ pub fn system_headers_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool
         .collect()
 }
 
+/// Whether `lang`'s units have trusted dependency evidence in `model`'s
+/// build: C and C++ always; assembly (`ASM`, the C compiler on `.s`/`.S`)
+/// on the Ninja generators, whose assembly rule writes a `-MD` depfile
+/// (folded into `.ninja_deps`; the Makefiles generators write none for
+/// it), as long as no file of the unit names another through the
+/// assembler (see [`scan_assembler_includes`]).
+pub fn language_supported_in(model: &Codemodel, lang: &str) -> bool {
+    language_supported(lang) || (lang == "ASM" && model.generator.starts_with("Ninja"))
+}
+
+/// The assembler reads files the preprocessor never sees (`.include`,
+/// `.incbin`), so a `-MD` depfile does not list them. For every assembly
+/// unit, its source and the project files its evidence lists are read
+/// (at most `max_bytes` each) and searched, case-insensitively, for those
+/// two directives anywhere (in a macro body too; a comment naming one costs
+/// only the subset). A unit with a hit, or with a file that cannot be read,
+/// is recorded in [`DepEvidence::assembler_includes`]: its target then has
+/// no trusted evidence (`UNSUPPORTED_LANGUAGE` for the tests that depend on it).
+pub fn scan_assembler_includes(model: &Codemodel, ev: &mut DepEvidence, max_bytes: u64) {
+    let mut found = Vec::new();
+    for tu in &ev.tus {
+        let Some(t) = model.targets.get(tu.target) else {
+            continue;
+        };
+        if t.compiled.get(tu.source_index).map(|c| c.language.as_str()) != Some("ASM") {
+            continue;
+        }
+        let files = std::iter::once(tu.source.as_str())
+            .chain(tu.prereqs.iter().map(|&id| ev.files[id as usize].as_str()));
+        for f in files {
+            let named = match read_capped(f, max_bytes) {
+                Ok(bytes) => names_through_assembler(&bytes),
+                Err(_) => true,
+            };
+            if named {
+                found.push((tu.target, tu.source.clone(), f.to_owned()));
+                break;
+            }
+        }
+    }
+    found.sort();
+    ev.assembler_includes = found;
+}
+
+/// Whether `text` holds `.include` or `.incbin` (any case).
+fn names_through_assembler(text: &[u8]) -> bool {
+    text.windows(7)
+        .any(|w| w.eq_ignore_ascii_case(b".includ") || w.eq_ignore_ascii_case(b".incbin"))
+}
+
+/// `path`'s bytes, or an error when it cannot be read or is over `max` bytes.
+fn read_capped(path: &str, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut buf = Vec::new();
+    std::fs::File::open(path)?
+        .take(max.saturating_add(1))
+        .read_to_end(&mut buf)?;
+    if buf.len() as u64 > max {
+        return Err(std::io::Error::other("over the size limit"));
+    }
+    Ok(buf)
+}
+
 /// Languages whose compile rule writes a trusted Make-syntax depfile.
 pub fn language_supported(lang: &str) -> bool {
     matches!(lang, "C" | "CXX")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assembler_directives_are_found_in_any_case_and_place() {
+        for text in [
+            ".include \"macros.inc\"\n",
+            "  .INCBIN \"blob.bin\"\n",
+            ".macro load f\n .incbin \\f\n.endm\n",
+            "# see .include below\n",
+        ] {
+            assert!(names_through_assembler(text.as_bytes()), "{text:?}");
+        }
+        for text in ["#include \"value.h\"\n", "mov $1, %eax\n", ".inc", ""] {
+            assert!(!names_through_assembler(text.as_bytes()), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn assembly_is_supported_only_on_ninja() {
+        let mut model = Codemodel {
+            generator: "Unix Makefiles".into(),
+            ..Codemodel::default()
+        };
+        assert!(language_supported_in(&model, "CXX") && language_supported_in(&model, "C"));
+        assert!(!language_supported_in(&model, "ASM"));
+        for g in ["Ninja", "Ninja Multi-Config"] {
+            model.generator = g.into();
+            assert!(language_supported_in(&model, "ASM"), "{g}");
+            assert!(!language_supported_in(&model, "ASM_NASM"), "{g}");
+            assert!(!language_supported_in(&model, "Fortran"), "{g}");
+        }
+    }
 }

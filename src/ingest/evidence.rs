@@ -51,6 +51,11 @@ pub struct DepEvidence {
     pub tus: Vec<Tu>,
     /// Targets that include a build-time generated header: (target, header).
     pub generated_includes: Vec<(usize, String)>,
+    /// Assembly units whose files may name others through the assembler
+    /// (`.include`, `.incbin`), which no depfile lists: (target, unit source,
+    /// the file that does, or cannot be read). See
+    /// [`super::depfile::scan_assembler_includes`].
+    pub assembler_includes: Vec<(usize, String, String)>,
     /// `sizes[id]`: the file's size when it was stat'ed for freshness.
     pub sizes: Vec<Option<u64>>,
     /// `mtime_secs[id]`: its modification time in whole seconds (what GCC
