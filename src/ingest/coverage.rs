@@ -1,5 +1,8 @@
-//! Coverage (contract §7), the same for both readers: every compiled C/C++
-//! unit of every in-scope target needs its dependency evidence.
+//! Coverage and completeness, the same for both readers: every compiled unit
+//! (C, C++, and assembly on Ninja) of every in-scope target needs its
+//! dependency evidence; that evidence must show it lists system headers where
+//! `-MMD` would leave out project files; and an assembly unit must not read
+//! files through the assembler, which no depfile lists.
 
 use super::evidence::{DepEvidence, Tu};
 use super::file_api::Codemodel;
