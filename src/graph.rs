@@ -102,7 +102,7 @@ impl<'m> Graph<'m> {
             if let Some(c) = t
                 .compiled
                 .iter()
-                .find(|c| !crate::ingest::depfile::language_supported_in(model, &c.language))
+                .find(|c| !crate::ingest::depfile::language_supported(model, &c.language))
             {
                 opaque.entry(i).or_insert(Opaque {
                     code: Code::UnsupportedLanguage,

@@ -245,7 +245,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
         files.dedup();
         let mut named = Named::default();
         for f in &files {
-            if let Ok(bytes) = read_capped(f, 16 << 20) {
+            if let Ok(bytes) = crate::ingest::read_capped(f, 16 << 20) {
                 let text = String::from_utf8_lossy(&bytes);
                 let dir = f.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
                 self.scan_text(&text, wd.or(Some(dir)), false, &mut named);
@@ -459,7 +459,7 @@ pub fn extend_mappings(
             let hn = header_named.entry(h).or_insert_with(|| {
                 let mut hn = Named::default();
                 let path = &deps.files[h as usize];
-                match read_capped(path, max_bytes) {
+                match crate::ingest::read_capped(path, max_bytes) {
                     Ok(bytes) => {
                         let text = String::from_utf8_lossy(&bytes);
                         lookup.scan_text(&text, None, false, &mut hn);
@@ -571,18 +571,6 @@ fn scan_test(lookup: &Lookup<'_, '_>, test: &Test, out: &mut Named) {
     if let Some(wd) = wd {
         lookup.scan_text(wd, None, true, out);
     }
-}
-
-fn read_capped(path: &str, max: u64) -> std::io::Result<Vec<u8>> {
-    let f = std::fs::File::open(path)?;
-    let mut buf = Vec::new();
-    f.take(max.saturating_add(1)).read_to_end(&mut buf)?;
-    if buf.len() as u64 > max {
-        return Err(std::io::Error::other(format!(
-            "larger than {max} bytes (--max-file-bytes)"
-        )));
-    }
-    Ok(buf)
 }
 
 /// One test selected because it may load an affected program or library.

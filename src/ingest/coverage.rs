@@ -40,7 +40,7 @@ pub fn coverage_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> 
                     .iter()
                     .zip(&covered[ti])
                     .any(|(other, &cov)| cov && other.path == c.path);
-            if language_supported_in(model, &c.language) && !covered_here {
+            if language_supported(model, &c.language) && !covered_here {
                 gaps.push(Gap::new(
                     Code::DepCoverageIncomplete,
                     format!(
@@ -89,15 +89,17 @@ pub fn system_headers_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool
         let language = t.compiled.get(tu.source_index)?.language.as_str();
         Some((t.dir_build.as_str(), language))
     };
+    let shows: Vec<bool> = ev.tus.iter().map(lists_system).collect();
     let with_md: std::collections::HashSet<(&str, &str)> = ev
         .tus
         .iter()
-        .filter(|tu| lists_system(tu))
-        .filter_map(scope_of)
+        .zip(&shows)
+        .filter(|(_, &shows)| shows)
+        .filter_map(|(tu, _)| scope_of(tu))
         .collect();
     // Per target: (units without a system header, the first such source, a SYSTEM directory).
     let mut flagged: std::collections::BTreeMap<usize, (usize, &str, &str)> = Default::default();
-    for tu in ev.tus.iter().filter(|tu| !lists_system(tu)) {
+    for (tu, _) in ev.tus.iter().zip(&shows).filter(|(_, &shows)| !shows) {
         let Some(t) = model.targets.get(tu.target) else {
             continue;
         };
@@ -138,8 +140,8 @@ pub fn system_headers_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool
 /// (folded into `.ninja_deps`; the Makefiles generators write none for
 /// it), as long as no file of the unit names another through the
 /// assembler (see [`scan_assembler_includes`]).
-pub fn language_supported_in(model: &Codemodel, lang: &str) -> bool {
-    language_supported(lang) || (lang == "ASM" && model.generator.starts_with("Ninja"))
+pub fn language_supported(model: &Codemodel, lang: &str) -> bool {
+    matches!(lang, "C" | "CXX") || (lang == "ASM" && model.generator.starts_with("Ninja"))
 }
 
 /// The assembler reads files the preprocessor never sees (`.include`,
@@ -162,7 +164,7 @@ pub fn scan_assembler_includes(model: &Codemodel, ev: &mut DepEvidence, max_byte
         let files = std::iter::once(tu.source.as_str())
             .chain(tu.prereqs.iter().map(|&id| ev.files[id as usize].as_str()));
         for f in files {
-            let named = match read_capped(f, max_bytes) {
+            let named = match super::read_capped(f, max_bytes) {
                 Ok(bytes) => names_through_assembler(&bytes),
                 Err(_) => true,
             };
@@ -180,24 +182,6 @@ pub fn scan_assembler_includes(model: &Codemodel, ev: &mut DepEvidence, max_byte
 fn names_through_assembler(text: &[u8]) -> bool {
     text.windows(7)
         .any(|w| w.eq_ignore_ascii_case(b".includ") || w.eq_ignore_ascii_case(b".incbin"))
-}
-
-/// `path`'s bytes, or an error when it cannot be read or is over `max` bytes.
-fn read_capped(path: &str, max: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let mut buf = Vec::new();
-    std::fs::File::open(path)?
-        .take(max.saturating_add(1))
-        .read_to_end(&mut buf)?;
-    if buf.len() as u64 > max {
-        return Err(std::io::Error::other("over the size limit"));
-    }
-    Ok(buf)
-}
-
-/// Languages whose compile rule writes a trusted Make-syntax depfile.
-pub fn language_supported(lang: &str) -> bool {
-    matches!(lang, "C" | "CXX")
 }
 
 #[cfg(test)]
@@ -225,13 +209,13 @@ mod tests {
             generator: "Unix Makefiles".into(),
             ..Codemodel::default()
         };
-        assert!(language_supported_in(&model, "CXX") && language_supported_in(&model, "C"));
-        assert!(!language_supported_in(&model, "ASM"));
+        assert!(language_supported(&model, "CXX") && language_supported(&model, "C"));
+        assert!(!language_supported(&model, "ASM"));
         for g in ["Ninja", "Ninja Multi-Config"] {
             model.generator = g.into();
-            assert!(language_supported_in(&model, "ASM"), "{g}");
-            assert!(!language_supported_in(&model, "ASM_NASM"), "{g}");
-            assert!(!language_supported_in(&model, "Fortran"), "{g}");
+            assert!(language_supported(&model, "ASM"), "{g}");
+            assert!(!language_supported(&model, "ASM_NASM"), "{g}");
+            assert!(!language_supported(&model, "Fortran"), "{g}");
         }
     }
 }

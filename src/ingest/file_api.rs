@@ -1343,40 +1343,25 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
                 toolchain_fingerprint = Err(());
                 gaps.push(g)
             }
-            Ok((tc, value)) if tc.kind != "toolchains" || tc.version.major != 1 => {
-                toolchain_fingerprint = Ok(value.map(|v| fingerprint::of(v, roots.0, roots.1)));
-                gaps.push(Gap::new(
-                    Code::FileApiUnsupportedVersion,
-                    format!("{f}: not toolchains major 1"),
-                ));
-            }
             Ok((tc, value)) => {
                 toolchain_fingerprint = Ok(value.map(|v| fingerprint::of(v, roots.0, roots.1)));
-                implicit_includes = tc
-                    .toolchains
-                    .iter()
-                    .filter_map(|t| {
-                        t.compiler
-                            .as_ref()?
-                            .implicit
-                            .as_ref()?
-                            .include_directories
-                            .as_ref()
-                    })
-                    .flatten()
-                    .map(|d| paths::fold(d))
-                    .collect();
-                implicit_includes.sort();
-                implicit_includes.dedup();
-                if let Some(inputs) = &mut cmake_inputs {
-                    inputs.extend(
-                        tc.toolchains
-                            .into_iter()
-                            .filter_map(|t| t.compiler?.path)
-                            .map(|p| paths::fold(&p)),
-                    );
-                    inputs.sort();
-                    inputs.dedup();
+                if tc.kind != "toolchains" || tc.version.major != 1 {
+                    gaps.push(Gap::new(
+                        Code::FileApiUnsupportedVersion,
+                        format!("{f}: not toolchains major 1"),
+                    ));
+                } else {
+                    implicit_includes = implicit_include_dirs(&tc);
+                    if let Some(inputs) = &mut cmake_inputs {
+                        inputs.extend(
+                            tc.toolchains
+                                .into_iter()
+                                .filter_map(|t| t.compiler?.path)
+                                .map(|p| paths::fold(&p)),
+                        );
+                        inputs.sort();
+                        inputs.dedup();
+                    }
                 }
             }
         },
@@ -1410,6 +1395,27 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             toolchain: toolchain_fingerprint,
         }),
     })
+}
+
+/// The compilers' implicit include directories (folded), sorted and unique.
+fn implicit_include_dirs(tc: &RawToolchains) -> Vec<String> {
+    let mut dirs: Vec<String> = tc
+        .toolchains
+        .iter()
+        .filter_map(|t| {
+            t.compiler
+                .as_ref()?
+                .implicit
+                .as_ref()?
+                .include_directories
+                .as_ref()
+        })
+        .flatten()
+        .map(|d| paths::fold(d))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
 }
 
 /// The include directories of `targets` outside both roots, sorted and unique.

@@ -369,6 +369,20 @@ pub(crate) fn drop_in_background<T: Send + 'static>(heavy: T) {
     let _ = std::thread::Builder::new().spawn(move || drop(heavy));
 }
 
+/// `path`'s bytes, or an error when it cannot be read or holds more than
+/// `max` bytes (only `max + 1` are read to tell).
+pub(crate) fn read_capped(path: &str, max: u64) -> std::io::Result<Vec<u8>> {
+    let f = std::fs::File::open(path)?;
+    let mut buf = Vec::new();
+    f.take(max.saturating_add(1)).read_to_end(&mut buf)?;
+    if buf.len() as u64 > max {
+        return Err(std::io::Error::other(format!(
+            "larger than {max} bytes (--max-file-bytes)"
+        )));
+    }
+    Ok(buf)
+}
+
 /// The document `text` holds, when it is wanted (`keep`: a snapshot
 /// fingerprints it) and parses.
 pub(crate) fn json_value(text: &str, keep: bool) -> Option<serde_json::Value> {

@@ -317,16 +317,16 @@ pub(crate) fn merge(
         if let Some(kept) = clean {
             // `prepare` put its project files first, each once, all fresh.
             let kept = kept as usize;
-            lists_outside = rec.inputs[kept..]
+            // The rest holds its system headers (and repeats).
+            let mut system = rec.inputs[kept..]
                 .iter()
-                .any(|&i| matches!(inputs[i as usize], Some(Input::System)));
+                .filter(|&&i| matches!(inputs[i as usize], Some(Input::System)))
+                .map(|&i| abs[i as usize].as_str());
             if aliased {
-                outside.extend(
-                    rec.inputs[kept..]
-                        .iter()
-                        .filter(|&&i| matches!(inputs[i as usize], Some(Input::System)))
-                        .map(|&i| abs[i as usize].as_str()),
-                );
+                outside.extend(system);
+                lists_outside = !outside.is_empty();
+            } else {
+                lists_outside = system.next().is_some();
             }
             rec.inputs.truncate(kept);
             for slot in rec.inputs.iter_mut() {

@@ -18,8 +18,7 @@ use crate::reason::{Code, Gap};
 
 pub use super::aliases::join_outside_aliases;
 pub use super::coverage::{
-    coverage_gaps, language_supported, language_supported_in, scan_assembler_includes,
-    system_headers_gaps,
+    coverage_gaps, language_supported, scan_assembler_includes, system_headers_gaps,
 };
 pub use super::evidence::{DepEvidence, FileId, Tu};
 
