@@ -69,6 +69,107 @@ pub struct Graph<'m> {
     artifact_exists: Vec<std::cell::OnceCell<bool>>,
 }
 
+/// How a test's command reaches the program it runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Launch {
+    /// Index in the command of the program that runs (0 without a wrapper).
+    pub program: usize,
+    /// The `cmake -E` wrappers in front of it, outermost first (`env`, `time`, `chdir`).
+    pub wrappers: Vec<&'static str>,
+    /// The directories `cmake -E chdir` runs it in, as written (relative ones
+    /// are relative to the test's working directory), outermost first.
+    pub dirs: Vec<String>,
+}
+
+/// Where the program of a test's command starts (for the working directories
+/// its names are relative to, and for the reason of an unmapped test): past the `cmake -E env`,
+/// `cmake -E time` and `cmake -E chdir` wrappers of the CMake that configured
+/// the build (`cmake`, the index's `cmake.paths.cmake`, folded; never a file
+/// name), read as that CMake reads them. Each one only runs the rest of its
+/// arguments (env: after its `--unset=NAME`, `--modify OP` and `NAME=VALUE`
+/// arguments, or after `--`; chdir: in the directory that follows), and its
+/// exit status is the program's. Any other use of `cmake` (`-P` scripts,
+/// other `-E` commands, `--build`), an option `-E env` does not know (which
+/// makes it fail whatever the program does), or a wrapper without a program
+/// is `Err` with what the test runs.
+pub fn launch(cmd: &[String], cmake: Option<&str>) -> Result<Launch, String> {
+    let mut l = Launch::default();
+    let Some(cmake) = cmake else { return Ok(l) };
+    while cmd
+        .get(l.program)
+        .is_some_and(|c| c.starts_with('/') && paths::fold(c) == cmake)
+    {
+        let at = l.program;
+        let what = || {
+            format!(
+                "{cmake} {}",
+                cmd[at + 1..]
+                    .iter()
+                    .take(2)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        };
+        if cmd.get(at + 1).map(String::as_str) != Some("-E") {
+            return Err(format!(
+                "{}, cmake itself (not a cmake -E env, time or chdir wrapper)",
+                what()
+            ));
+        }
+        let start = match cmd.get(at + 2).map(String::as_str) {
+            Some("env") => {
+                let mut i = at + 3;
+                loop {
+                    let Some(a) = cmd.get(i) else { break i };
+                    if a == "--" {
+                        break i + 1;
+                    } else if a.starts_with("--unset=") {
+                        i += 1;
+                    } else if a == "--modify" {
+                        i += 2;
+                    } else if a.starts_with('-') {
+                        return Err(format!(
+                            "{cmake} -E env with option {a:?}, which cmake -E env does not know"
+                        ));
+                    } else if a.contains('=') {
+                        i += 1;
+                    } else {
+                        break i;
+                    }
+                }
+            }
+            Some("time") => at + 3,
+            Some("chdir") => match cmd.get(at + 3) {
+                Some(d) => {
+                    l.dirs.push(d.clone());
+                    at + 4
+                }
+                None => at + 3,
+            },
+            _ => {
+                return Err(format!(
+                    "{}, cmake itself (not a cmake -E env, time or chdir wrapper)",
+                    what()
+                ))
+            }
+        };
+        if start >= cmd.len() {
+            return Err(format!(
+                "{}, a cmake -E wrapper without a program to run",
+                what()
+            ));
+        }
+        l.wrappers.push(match cmd[at + 2].as_str() {
+            "env" => "env",
+            "time" => "time",
+            _ => "chdir",
+        });
+        l.program = start;
+    }
+    Ok(l)
+}
+
 impl<'m> Graph<'m> {
     /// Builds the graph, resolving object inputs to their owning targets.
     pub fn new(model: &'m Codemodel) -> Self {
@@ -346,7 +447,10 @@ impl<'m> Graph<'m> {
                     [] => {
                         return TestMapping::Unmapped(Gap::new(
                             Code::TestCommandUnmapped,
-                            format!("test {name:?} runs {exe}, which is not the artifact of any target (wrapper, interpreter or foreign program)"),
+                            format!(
+                                "test {name:?} runs {exe}, which is not the artifact of any target (wrapper, interpreter or foreign program){}",
+                                self.wrapped_program(cmd)
+                            ),
                         ))
                     }
                     many => {
@@ -365,6 +469,37 @@ impl<'m> Graph<'m> {
                 TestMapping::Mapped { direct }
             })
             .collect()
+    }
+
+    /// For a test run through `cmake -E env|time|chdir` (see [`launch`]):
+    /// which target's artifact the wrapper runs, to say so in the reason. The
+    /// test stays unmapped (the contract: a wrapper command is not mapped by
+    /// default); a `[[script]]` rule listing that target maps it.
+    fn wrapped_program(&self, cmd: &[String]) -> String {
+        let Ok(l) = launch(cmd, self.model.cmake_command.as_deref()) else {
+            return String::new();
+        };
+        if l.program == 0 {
+            return String::new();
+        }
+        let exe = &cmd[l.program];
+        let owner = self
+            .by_artifact
+            .get(paths::fold(exe).as_str())
+            .and_then(|hits| match hits.as_slice() {
+                [one] => Some(&self.model.targets[*one].name),
+                _ => None,
+            });
+        match owner {
+            Some(t) => format!(
+                "; its cmake -E {} wrapper runs {exe}, the artifact of target {t:?}",
+                l.wrappers.join(" / ")
+            ),
+            None => format!(
+                "; its cmake -E {} wrapper runs {exe}",
+                l.wrappers.join(" / ")
+            ),
+        }
     }
 
     /// Which targets need complete dependency evidence: the forward closure of
@@ -757,4 +892,72 @@ fn set_indices(flags: &[bool]) -> Vec<usize> {
         .filter(|(_, f)| **f)
         .map(|(i, _)| i)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::launch;
+
+    fn cmd(s: &str) -> Vec<String> {
+        s.split(' ').map(str::to_owned).collect()
+    }
+
+    const CMAKE: Option<&str> = Some("/usr/bin/cmake");
+
+    #[test]
+    fn a_command_without_a_wrapper_runs_its_first_element() {
+        let l = launch(&cmd("/b/t --x"), CMAKE).unwrap();
+        assert_eq!((l.program, l.wrappers.len(), l.dirs.len()), (0, 0, 0));
+        // Without the index's cmake path nothing is unwrapped.
+        let l = launch(&cmd("/usr/bin/cmake -E env /b/t"), None).unwrap();
+        assert_eq!(l.program, 0);
+    }
+
+    #[test]
+    fn env_skips_its_options_and_assignments_as_cmake_reads_them() {
+        let c =
+            cmd("/usr/bin/cmake -E env --unset=A --modify PATH=path_list_prepend:/x B=1 /b/t C=2");
+        let l = launch(&c, CMAKE).unwrap();
+        assert_eq!(
+            (c[l.program].as_str(), l.wrappers.clone()),
+            ("/b/t", vec!["env"])
+        );
+        // `--` ends the options: what follows is the program, even with a `=`.
+        let c = cmd("/usr/bin/cmake -E env A=1 -- /b/x=y 1");
+        assert_eq!(c[launch(&c, CMAKE).unwrap().program], "/b/x=y");
+        // A spelling of the same path is the same cmake.
+        let c = cmd("/usr//bin/./cmake -E env /b/t");
+        assert_eq!(launch(&c, CMAKE).unwrap().program, 3);
+    }
+
+    #[test]
+    fn time_and_chdir_run_what_follows_and_wrappers_nest() {
+        let c = cmd("/usr/bin/cmake -E chdir data /usr/bin/cmake -E time /usr/bin/cmake -E env A=1 /b/t in.txt");
+        let l = launch(&c, CMAKE).unwrap();
+        assert_eq!(c[l.program], "/b/t");
+        assert_eq!(l.wrappers, vec!["chdir", "time", "env"]);
+        assert_eq!(l.dirs, vec!["data".to_owned()]);
+    }
+
+    #[test]
+    fn other_uses_of_cmake_are_not_wrappers() {
+        for (c, needle) in [
+            ("/usr/bin/cmake -P /s/run.cmake", "cmake itself"),
+            ("/usr/bin/cmake -E copy /a /b", "cmake itself"),
+            ("/usr/bin/cmake --build /b", "cmake itself"),
+            ("/usr/bin/cmake -E env --bogus /b/t", "does not know"),
+            ("/usr/bin/cmake -E env A=1 B=2", "without a program"),
+            ("/usr/bin/cmake -E env --modify", "without a program"),
+            ("/usr/bin/cmake -E env A=1 --", "without a program"),
+            ("/usr/bin/cmake -E time", "without a program"),
+            ("/usr/bin/cmake -E chdir /d", "without a program"),
+            ("/usr/bin/cmake", "cmake itself"),
+        ] {
+            let err = launch(&cmd(c), CMAKE).unwrap_err();
+            assert!(err.contains(needle), "{c}: {err}");
+        }
+        // Another cmake than the one that configured the build is a foreign program.
+        let l = launch(&cmd("/opt/cmake/bin/cmake -E env /b/t"), CMAKE).unwrap();
+        assert_eq!(l.program, 0);
+    }
 }

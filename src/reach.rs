@@ -228,16 +228,19 @@ impl<'g, 'm> Lookup<'g, 'm> {
     /// scripts it runs, read but never run) and the targets whose artifacts
     /// those files name.
     pub fn script_targets(&self, test: &Test) -> (Vec<usize>, Vec<String>) {
-        let wd = (!test.working_directory.is_empty()).then_some(test.working_directory.as_str());
+        let wds = working_dirs(test, self.model);
+        let wd = wds[0].as_deref();
         let (src, build) = (&self.model.source_root, &self.model.build_root);
         let mut files = Vec::new();
         for arg in test.command.iter().flatten() {
-            for p in Self::path_candidates(arg, wd) {
-                if paths::is_within(&p, src)
-                    && !paths::is_within(&p, build)
-                    && std::fs::metadata(&p).is_ok_and(|m| m.is_file())
-                {
-                    files.push(p);
+            for wd in &wds {
+                for p in Self::path_candidates(arg, wd.as_deref()) {
+                    if paths::is_within(&p, src)
+                        && !paths::is_within(&p, build)
+                        && std::fs::metadata(&p).is_ok_and(|m| m.is_file())
+                    {
+                        files.push(p);
+                    }
                 }
             }
         }
@@ -557,20 +560,53 @@ pub fn extend_mappings(
 }
 
 fn scan_test(lookup: &Lookup<'_, '_>, test: &Test, out: &mut Named) {
-    let wd = (!test.working_directory.is_empty()).then_some(test.working_directory.as_str());
-    for t in test
+    let wds = working_dirs(test, lookup.model);
+    for wd in &wds {
+        let wd = wd.as_deref();
+        for t in test
+            .command
+            .iter()
+            .flatten()
+            .chain(&test.environment)
+            .chain(&test.environment_modification)
+            .chain(&test.required_files)
+        {
+            lookup.scan_text(t, wd, false, out);
+        }
+        if let Some(wd) = wd {
+            lookup.scan_text(wd, None, true, out);
+        }
+    }
+}
+
+/// The directories a test's relative names may be relative to: its
+/// WORKING_DIRECTORY (`None` when empty) first, then each directory a
+/// `cmake -E chdir` wrapper runs its program in, joined to the one before
+/// it. Names are looked up against every one of them, which can only add
+/// dependencies.
+fn working_dirs(test: &Test, model: &Codemodel) -> Vec<Option<String>> {
+    let own = (!test.working_directory.is_empty()).then(|| test.working_directory.clone());
+    let mut out = vec![own];
+    let dirs = test
         .command
-        .iter()
-        .flatten()
-        .chain(&test.environment)
-        .chain(&test.environment_modification)
-        .chain(&test.required_files)
-    {
-        lookup.scan_text(t, wd, false, out);
+        .as_deref()
+        .and_then(|c| crate::graph::launch(c, model.cmake_command.as_deref()).ok())
+        .map(|l| l.dirs)
+        .unwrap_or_default();
+    for d in dirs {
+        let next = if d.starts_with('/') {
+            Some(paths::fold(&d))
+        } else {
+            out.last()
+                .cloned()
+                .flatten()
+                .map(|w| paths::join_fold(&w, &d))
+        };
+        if next.is_some() && !out.contains(&next) {
+            out.push(next);
+        }
     }
-    if let Some(wd) = wd {
-        lookup.scan_text(wd, None, true, out);
-    }
+    out
 }
 
 /// One test selected because it may load an affected program or library.

@@ -2026,6 +2026,114 @@ fn oracle_class16_assembler_include_is_not_in_any_depfile() {
     );
 }
 
+// ============================================= class 17: cmake -E wrappers
+
+/// `add_test(… COMMAND ${CMAKE_COMMAND} -E env|time …)`: CMake's own
+/// documentation shows `-E env` as the way to register a test that dies on a
+/// signal. A wrapper command is not mapped by default (the contract): the run
+/// falls back, and the reason names the target the wrapper runs.
+fn wrapper_scenario(name: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}add_library(core STATIC core.cpp)\n\
+         add_executable(t1 t1.cpp)\n\
+         target_link_libraries(t1 core)\n\
+         add_test(NAME t1 COMMAND ${{CMAKE_COMMAND}} -E env --unset=T1_UNUSED T1_MODE=check -- $<TARGET_FILE:t1>)\n\
+         add_executable(t2 t2.cpp)\n\
+         add_test(NAME t2 COMMAND ${{CMAKE_COMMAND}} -E time $<TARGET_FILE:t2>)\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME other COMMAND other)\n"
+    );
+    let t1 = main_checking(
+        "#include <cstdlib>\n#include <cstring>\nint core();",
+        "core() == 1 && std::getenv(\"T1_MODE\") && !std::strcmp(std::getenv(\"T1_MODE\"), \"check\")",
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("core.cpp", "int core() { return 1; }\n")
+        .file("t1.cpp", &t1)
+        .file("t2.cpp", &main_checking("", "2 + 2 == 4"))
+        .file("other.cpp", &main_checking("", "1 + 1 == 2"))
+        .edit("core.cpp", "int core() { return 2; }\n")
+}
+
+#[test]
+fn oracle_class17_cmake_e_wrapper_falls_back_and_names_the_wrapped_target() {
+    let o = wrapper_scenario("c17-env-default").run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "TEST_COMMAND_UNMAPPED");
+    for needle in [
+        "its cmake -E env wrapper runs",
+        "the artifact of target \"t1\"",
+        "its cmake -E time wrapper runs",
+    ] {
+        assert!(o.run.stderr.contains(needle), "{needle}\n{}", o.report());
+    }
+}
+
+/// A `[[script]]` rule for each wrapped test, listing the target it runs,
+/// gives the exact subset.
+#[test]
+fn oracle_class17_cmake_e_wrapper_declared_with_a_script_rule() {
+    let o = wrapper_scenario("c17-env-script")
+        .policy(
+            "[[script]]\ntests = [\"t1\"]\ntargets = [\"t1\"]\nwhy = \"cmake -E env runs t1\"\n\n\
+             [[script]]\ntests = [\"t2\"]\ntargets = [\"t2\"]\nwhy = \"cmake -E time runs t2\"\n",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t1"]);
+}
+
+/// `cmake -E chdir DIR PROGRAM ARGS` runs the program in `DIR`: a relative
+/// argument names a file relative to `DIR`, not to the test's working
+/// directory. `reader` checks the header it is handed as `../inc/value.hpp`
+/// from `data/`; `lib` compiles the same header. A change to it flips `read`,
+/// which only the argument ties to it. The test is declared as running
+/// `reader`; looking the argument up against the test's own working
+/// directory alone omits it.
+#[test]
+fn oracle_class17_cmake_e_chdir_resolves_arguments_in_its_directory() {
+    let cmake = format!(
+        "{PROLOGUE}add_library(lib STATIC lib.cpp)\n\
+         target_include_directories(lib PUBLIC inc)\n\
+         add_executable(user user.cpp)\n\
+         target_link_libraries(user lib)\n\
+         add_test(NAME user COMMAND user)\n\
+         add_executable(reader reader.cpp)\n\
+         add_test(NAME read COMMAND ${{CMAKE_COMMAND}} -E chdir ${{CMAKE_CURRENT_SOURCE_DIR}}/data $<TARGET_FILE:reader> ../inc/value.hpp)\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME other COMMAND other)\n"
+    );
+    let reader = "#include <fstream>\n#include <sstream>\n#include <cstdio>\n\
+                  int main(int argc, char** argv) {\n\
+                    if (argc < 2) return 2;\n\
+                    std::ifstream f(argv[1]);\n\
+                    if (!f) { std::printf(\"cannot open %s\\n\", argv[1]); return 3; }\n\
+                    std::stringstream s; s << f.rdbuf();\n\
+                    bool ok = s.str().find(\"VALUE 1\") != std::string::npos;\n\
+                    std::printf(\"%s\\n\", ok ? \"ok\" : \"FAIL\");\n\
+                    return ok ? 0 : 1;\n\
+                  }\n";
+    let o = Scenario::new("c17-chdir")
+        .file("CMakeLists.txt", &cmake)
+        .file("inc/value.hpp", "#pragma once\n#define VALUE 1\n")
+        .file("lib.cpp", "#include \"value.hpp\"\nint lib() { return VALUE; }\n")
+        .file("user.cpp", &main_checking("int lib();", "lib() > 0"))
+        .file("reader.cpp", reader)
+        .file("data/readme.txt", "the reader runs here\n")
+        .file("other.cpp", &main_checking("", "1 + 1 == 2"))
+        .policy("[[script]]\ntests = [\"read\"]\ntargets = [\"reader\"]\nwhy = \"cmake -E chdir runs reader\"\n")
+        .edit("inc/value.hpp", "#pragma once\n#define VALUE 2\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["read", "user"]);
+    assert!(
+        o.run.stderr.contains("forced read: NAMES_CHANGED_PATH"),
+        "the relative argument is resolved in the chdir directory\n{}",
+        o.report()
+    );
+}
+
 // ============================ issue 12: precision on real projects (exact selections)
 
 impl Outcome {
@@ -2683,6 +2791,9 @@ on_ninja!(
     oracle_class15_mmd_depfiles_and_a_system_include_dir_in_the_tree,
     oracle_class15_md_depfiles_and_a_system_include_dir_in_the_tree,
     oracle_class15_md_unit_without_system_headers_beside_one_with_them,
+    oracle_class17_cmake_e_wrapper_falls_back_and_names_the_wrapped_target,
+    oracle_class17_cmake_e_wrapper_declared_with_a_script_rule,
+    oracle_class17_cmake_e_chdir_resolves_arguments_in_its_directory,
     precision_versioned_shared_library_gives_chains_and_a_subset,
     precision_a_doc_change_under_a_boundary_keeps_the_subset_and_names_the_boundary,
     precision_the_same_doc_change_without_a_boundary_is_change_unknown_with_a_hint,

@@ -187,6 +187,10 @@ pub struct Codemodel {
     pub multi_config: bool,
     /// The names of every configuration in the reply.
     pub config_names: Vec<String>,
+    /// The `cmake` program that configured the build (`cmake.paths.cmake` of
+    /// the reply index, absolute and folded): what `${CMAKE_COMMAND}` in a
+    /// test's command expands to. `None` when the index does not say.
+    pub cmake_command: Option<String>,
     /// Non-generated CMake inputs from cmakeFiles-v1 (absolute folded), plus the
     /// compilers named by toolchains-v1; `None` when cmakeFiles-v1 is absent.
     pub cmake_inputs: Option<Vec<String>>,
@@ -575,6 +579,16 @@ struct RawIndexCmake {
     generator: RawGenerator,
     #[allow(dead_code)]
     version: IgnoredAny,
+    #[serde(default)]
+    paths: Option<RawCmakePaths>,
+}
+
+/// `cmake.paths` of the reply index (every version since the File API's
+/// first): the programs of the CMake that configured the build.
+#[derive(Deserialize)]
+struct RawCmakePaths {
+    #[serde(default)]
+    cmake: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -1383,6 +1397,13 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         reply_time: Some(index_mtime),
         generator: index.cmake.generator.name.clone(),
         multi_config: index.cmake.generator.multi_config == Some(true),
+        cmake_command: index
+            .cmake
+            .paths
+            .as_ref()
+            .and_then(|p| p.cmake.as_deref())
+            .filter(|c| c.starts_with('/'))
+            .map(paths::fold),
         config_names: cm.configurations.iter().map(|c| c.name.clone()).collect(),
         targets,
         generated_files,
