@@ -2340,6 +2340,46 @@ fn precision_a_version_script_named_on_the_link_line_is_dependency_evidence() {
     );
 }
 
+/// Ninja runs every compile and link command from the top of the build tree,
+/// so a relative path in a fragment starts there, not in the target's build
+/// directory (`sub/`): the version script of `foo` is `../src/sub/foo.map`
+/// from `build/`. Resolved against `build/sub/`, it would name nothing, and
+/// the change would be an unknown path.
+#[test]
+fn precision_ninja_resolves_a_relative_link_fragment_from_the_top_of_the_build_tree() {
+    let cmake = format!(
+        "{PROLOGUE}add_subdirectory(sub)\n\
+         add_executable(loader loader.cpp)\ntarget_link_libraries(loader PRIVATE ${{CMAKE_DL_LIBS}})\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME vis.t COMMAND loader $<TARGET_FILE:foo>)\nadd_test(NAME other.t COMMAND other)\n"
+    );
+    let sub = "add_library(foo SHARED foo.cpp)\n\
+               target_link_options(foo PRIVATE -Wl,--version-script=../src/sub/foo.map)\n\
+               set_target_properties(foo PROPERTIES LINK_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/foo.map)\n";
+    let loader = format!(
+        "{LOAD_H}int main(int argc, char** argv) {{ return check_plugin(argc > 1 ? argv[1] : nullptr); }}\n"
+    );
+    let o = Scenario::new("p-ninja-relative-fragment")
+        .generator(Generator::Ninja)
+        .file("CMakeLists.txt", &cmake)
+        .file("sub/CMakeLists.txt", sub)
+        .file("sub/foo.cpp", "extern \"C\" int value() { return 42; }\n")
+        .file("sub/foo.map", "{ global: value; local: *; };\n")
+        .file("loader.cpp", &loader)
+        .file("other.cpp", "int main() { return 0; }\n")
+        .edit("sub/foo.map", "{ global: other_name; local: *; };\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["vis.t"]);
+    assert!(
+        o.run
+            .stderr
+            .contains("sub/foo.map -> named on the compile or link command -> target foo"),
+        "{}",
+        o.report()
+    );
+}
+
 // ============== issue 15: CMake edits decided by build-description fingerprints
 
 /// Writes BASE's snapshot to `ROOT/base.snapshot.json` (from the BASE build, before the edits).

@@ -1550,7 +1550,10 @@ fn convert_target(
         .collect();
     let dir_build = paths::join_fold(build_root, &t.paths.build);
     let fragments = t.link.and_then(|l| l.command_fragments).unwrap_or_default();
-    // The directory the linker runs in: relative link fragments start there.
+    // The directory the compiler and the linker run in: relative paths in
+    // compile and link fragments start there (Ninja runs every command from
+    // the top of the build tree, the Makefiles generators from the target's
+    // build directory).
     let link_dir: &str = if link_from_top {
         build_root
     } else {
@@ -1619,7 +1622,7 @@ fn convert_target(
                         rest
                     };
                     if !dir.is_empty() {
-                        let dir = paths::join_fold(&dir_build, dir);
+                        let dir = paths::join_fold(link_dir, dir);
                         // Headers found through these count as system headers too.
                         if opt == "-isystem" || opt == "-idirafter" {
                             system_includes.push(dir.clone());
@@ -1651,7 +1654,7 @@ fn convert_target(
             if piece.is_empty() || piece.starts_with('-') || !piece.contains('/') {
                 continue;
             }
-            let abs = paths::join_fold(&dir_build, piece);
+            let abs = paths::join_fold(link_dir, piece);
             if paths::is_within(&abs, source_root) && !paths::is_within(&abs, build_root) {
                 cmdline_files.push(abs);
             }
