@@ -214,15 +214,15 @@ fn analyse_evidence(
         }
         graph.add_depfile_evidence(&deps);
         decision.extend(config_gaps);
+        let listed = std::fs::metadata(&req.ctest_json)
+            .and_then(|m| m.modified())
+            .ok();
         if let Some(c) = catalogue {
-            decision.extend(ingest::ctest::audit_against(c, model));
+            decision.extend(ingest::ctest::audit_against(c, model, listed));
         }
 
         // 5 (cont.). What each test names beyond its executable: artifacts and
         // outputs join its direct targets; source paths and copies are kept.
-        let listed = std::fs::metadata(&req.ctest_json)
-            .and_then(|m| m.modified())
-            .ok();
         let lookup = reach::Lookup::new(&graph, listed);
         let scripts = match declare::map_scripts(&a.policy, &lookup, model, cat, &mut mappings) {
             Ok((uses, scripts)) => {

@@ -66,6 +66,8 @@ codes! {
         "the catalogue lists no tests although the build registers tests or builds executables: it was listed in the wrong directory or without -C (list it in the build dir: ctest [-C <config>] --show-only=json-v1)";
     CtestCatalogueForeign => "CTEST_CATALOGUE_FOREIGN", CatalogueUntrusted,
         "no test of the catalogue runs in, or runs a program of, this build tree: it was listed from another build (list it in this build dir: ctest [-C <config>] --show-only=json-v1)";
+    CtestCatalogueStale => "CTEST_CATALOGUE_STALE", CatalogueUntrusted,
+        "the catalogue was listed before the last configure, or before a program whose tests a build step registers (gtest_discover_tests) was rebuilt, so it may not list the suite ctest would run";
     CtestConfigMissing => "CTEST_CONFIG_MISSING", CatalogueUntrusted,
         "the build uses a multi-config generator and the catalogue was listed without -C, so ctest left out every configuration-specific test (list it with ctest -C <config> --show-only=json-v1)";
     TestCommandMissing => "TEST_COMMAND_MISSING", FullSuite,
@@ -177,6 +179,7 @@ impl Code {
             CtestSuspiciousName => "rename the test: no leading or trailing whitespace and no control characters",
             CtestNoTestfile => "run ctest --show-only=json-v1 inside the configured build dir (it must hold CTestTestfile.cmake)",
             CtestCatalogueEmpty | CtestCatalogueForeign => "list the catalogue in this build dir: (cd BUILD && ctest [-C <config>] --show-only=json-v1 > ctest.json)",
+            CtestCatalogueStale => "list the catalogue after the build, as the last step before diff2test: (cd BUILD && ctest [-C <config>] --show-only=json-v1 > ctest.json)",
             CtestConfigMissing => "list the catalogue of one configuration: (cd BUILD && ctest -C <config> --show-only=json-v1) and pass --config <config>",
             CtestLimitExceeded => "raise --max-tests (or --max-file-bytes) if the catalogue is genuine",
             TestCommandMissing => "build every test's executable before listing the catalogue (ctest leaves out the command of an unbuilt one)",
@@ -255,6 +258,7 @@ impl Code {
             | SnapshotInvalid
             | SnapshotMismatch => 0,
             FileApiIndexAmbiguous
+            | CtestCatalogueStale
             | FileApiReplyStale
             | FileApiMalformed
             | TargetObjectMissing

@@ -949,3 +949,155 @@ fn unbuilt_exclude_from_all_targets_outside_every_test_closure_need_no_depfiles(
     );
     assert!(!r.stderr.contains("unbuilt_lib"), "{}", r.stderr);
 }
+
+// ------------------------------------------- catalogue freshness (discovered tests)
+
+/// A test program that answers `--gtest_list_tests` as googletest does and runs
+/// one case per `--gtest_filter=Suite.Name`, so CMake's own `GoogleTest` module
+/// (`gtest_discover_tests`) registers its cases. `cases` is `("Suite", "Name",
+/// "expression")`, each case passing when its expression holds.
+fn fake_gtest_main(includes: &str, cases: &[(&str, &str, &str)]) -> String {
+    let mut fns = String::new();
+    let mut table = String::new();
+    for (i, (suite, name, expr)) in cases.iter().enumerate() {
+        fns.push_str(&format!("static bool case{i}() {{ return {expr}; }}\n"));
+        table.push_str(&format!("{{\"{suite}\", \"{name}\", case{i}}}, "));
+    }
+    format!(
+        "{includes}\n#include <cstdio>\n#include <cstring>\n#include <string>\n\
+         struct Case {{ const char* suite; const char* name; bool (*run)(); }};\n{fns}\
+         static const Case cases[] = {{ {table} }};\n\
+         int main(int argc, char** argv) {{\n\
+           int n = sizeof(cases) / sizeof(cases[0]);\n\
+           std::string filter;\n\
+           for (int i = 1; i < argc; ++i) {{\n\
+             if (!std::strcmp(argv[i], \"--gtest_list_tests\")) {{\n\
+               for (int k = 0; k < n; ++k) std::printf(\"%s.\\n  %s\\n\", cases[k].suite, cases[k].name);\n\
+               return 0;\n\
+             }}\n\
+             if (!std::strncmp(argv[i], \"--gtest_filter=\", 15)) filter = argv[i] + 15;\n\
+           }}\n\
+           int failed = 0;\n\
+           for (int k = 0; k < n; ++k) {{\n\
+             std::string full = std::string(cases[k].suite) + \".\" + cases[k].name;\n\
+             if (!filter.empty() && filter != full) continue;\n\
+             if (!cases[k].run()) {{ std::printf(\"FAILED %s\\n\", full.c_str()); ++failed; }}\n\
+           }}\n\
+           return failed ? 1 : 0;\n\
+         }}\n"
+    )
+}
+
+/// Lists the catalogue again, as the README's recipe does after a build.
+fn relist(b: &Built) {
+    let out = run_ok(
+        std::process::Command::new("ctest")
+            .arg("--show-only=json-v1")
+            .current_dir(&b.build),
+    );
+    std::fs::write(b.ctest_json(), out).unwrap();
+}
+
+fn cmake_build(b: &Built) {
+    run_ok(
+        std::process::Command::new("cmake")
+            .arg("--build")
+            .arg(&b.build),
+    );
+}
+
+#[test]
+fn a_catalogue_listed_before_a_rebuild_of_a_discovered_program_is_stale() {
+    // gtest_discover_tests registers a program's cases from a file its POST_BUILD
+    // step writes after every link. A case added to core_test.cpp exists only
+    // in a catalogue listed after the rebuild: the names of one listed before
+    // it would never run the new case (here a failing one).
+    let dir = scratch_dir("d2t-discover-");
+    let root = dir.path().to_path_buf();
+    let src = root.join("src");
+    std::fs::create_dir_all(src.join("tests")).unwrap();
+    std::fs::write(
+        src.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.20)\nproject(P CXX)\nenable_testing()\ninclude(GoogleTest)\n\
+         add_library(core STATIC core.cpp)\nadd_executable(core_test tests/core_test.cpp)\n\
+         target_link_libraries(core_test core)\ngtest_discover_tests(core_test)\n\
+         add_executable(other tests/other.cpp)\nadd_test(NAME other COMMAND other)\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("core.hpp"), "#pragma once\nint core();\n").unwrap();
+    std::fs::write(
+        src.join("core.cpp"),
+        "#include \"core.hpp\"\nint core() { return 1; }\n",
+    )
+    .unwrap();
+    let one_case = fake_gtest_main(
+        "#include \"../core.hpp\"",
+        &[("Core", "Value", "core() == 1")],
+    );
+    std::fs::write(src.join("tests/core_test.cpp"), &one_case).unwrap();
+    std::fs::write(src.join("tests/other.cpp"), "int main() { return 0; }\n").unwrap();
+    let b = Built::from_parts(dir, root.clone(), src.clone(), root.join("build"));
+    prepare(&b);
+
+    let r = b.run(&["core.hpp"], &[]);
+    assert_subset(&r, &["Core.Value"]);
+
+    // A program registered by add_test (it has a backtrace) rebuilt after the
+    // listing does not make the catalogue stale: its registration is the configure's.
+    std::fs::write(
+        src.join("tests/other.cpp"),
+        "int main() { return 0 * 2; }\n",
+    )
+    .unwrap();
+    cmake_build(&b);
+    let r = b.run(&["tests/other.cpp"], &[]);
+    assert_subset(&r, &["other"]);
+
+    // A new, failing case; rebuilt, not listed again.
+    let two_cases = fake_gtest_main(
+        "#include \"../core.hpp\"",
+        &[
+            ("Core", "Value", "core() == 1"),
+            ("Core", "New", "core() == 2"),
+        ],
+    );
+    std::fs::write(src.join("tests/core_test.cpp"), &two_cases).unwrap();
+    cmake_build(&b);
+    let stale = std::fs::read_to_string(b.ctest_json()).unwrap();
+    assert!(
+        !stale.contains("Core.New"),
+        "the old listing lacks the new case"
+    );
+    let r = b.run(&["tests/core_test.cpp"], &[]);
+    assert_required(&r, "CTEST_CATALOGUE_STALE");
+    assert!(
+        r.stderr.contains("/build/core_test was built") && r.stderr.contains("re-list it"),
+        "{}",
+        r.stderr
+    );
+
+    // Listed again: the new case is in the suite and selected (it fails in real ctest).
+    relist(&b);
+    let r = b.run(&["tests/core_test.cpp"], &[]);
+    assert_subset(&r, &["Core.New", "Core.Value"]);
+    let ran = std::process::Command::new("ctest")
+        .args(["-R", "^Core\\.New$"])
+        .current_dir(&b.build)
+        .output()
+        .unwrap();
+    assert!(!ran.status.success(), "Core.New fails in real ctest");
+
+    // A configure after the listing (a new reply index) makes it stale too.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    run_ok(std::process::Command::new("cmake").arg(&b.build));
+    let r = b.run(&["tests/core_test.cpp"], &[]);
+    assert_required(&r, "CTEST_CATALOGUE_STALE");
+    assert!(
+        r.stderr.contains("before the last configure"),
+        "{}",
+        r.stderr
+    );
+    relist(&b);
+    let r = b.run(&["tests/core_test.cpp"], &[]);
+    assert_subset(&r, &["Core.New", "Core.Value"]);
+}

@@ -43,6 +43,12 @@ pub struct Test {
     pub fixtures_required: Vec<String>,
     /// RESOURCE_LOCK: resources this test holds exclusively.
     pub resource_lock: Vec<String>,
+    /// The catalogue gives the test a backtrace: an `add_test` in a
+    /// `CMakeLists.txt` registered it when the build was configured. A test
+    /// without one was registered by a file ctest included
+    /// (`TEST_INCLUDE_FILES`: `gtest_discover_tests`, `catch_discover_tests`),
+    /// which a build step writes again whenever its program is rebuilt.
+    pub configured: bool,
 }
 
 impl Test {
@@ -101,6 +107,8 @@ struct RawTest {
     config: Option<String>,
     #[serde(default)]
     properties: Option<Vec<RawProperty>>,
+    #[serde(default)]
+    backtrace: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -217,6 +225,7 @@ pub fn parse(
             name: t.name,
             command: t.command,
             config: t.config,
+            configured: t.backtrace.is_some(),
             ..Test::default()
         };
         for p in t.properties.unwrap_or_default() {
@@ -312,9 +321,13 @@ fn registers_tests(build_dir: &str) -> Option<String> {
 ///   that exists only in some configurations);
 /// * no tests while the build has executables;
 /// * tests, none of which runs in or names a path of this build tree.
-pub fn audit_against(cat: &Catalogue, model: &crate::ingest::file_api::Codemodel) -> Vec<Gap> {
+pub fn audit_against(
+    cat: &Catalogue,
+    model: &crate::ingest::file_api::Codemodel,
+    listed: Option<std::time::SystemTime>,
+) -> Vec<Gap> {
     use crate::ingest::file_api::TargetKind;
-    let mut gaps = Vec::new();
+    let mut gaps = freshness(cat, model, listed);
     let cfg_hint = if model.multi_config {
         format!(
             "`ctest -C <config> --show-only=json-v1` (configurations: {})",
@@ -376,6 +389,77 @@ pub fn audit_against(cat: &Catalogue, model: &crate::ingest::file_api::Codemodel
     gaps
 }
 
+/// The catalogue must be listed after what registers its tests was written
+/// (`listed`: its modification time). A configure after the listing (the
+/// reply index is newer) may have added, removed or changed `add_test`s; a
+/// program rebuilt after the listing may have changed the tests a build step
+/// registers for it (`gtest_discover_tests` writes them after every link).
+/// Either way the suite the catalogue lists may not be the suite ctest
+/// would run, so it cannot be trusted (`CTEST_CATALOGUE_STALE`). Equal
+/// timestamps count as fresh.
+fn freshness(
+    cat: &Catalogue,
+    model: &crate::ingest::file_api::Codemodel,
+    listed: Option<std::time::SystemTime>,
+) -> Vec<Gap> {
+    let Some(listed) = listed else {
+        return vec![Gap::new(
+            Code::CtestCatalogueStale,
+            "the catalogue's modification time cannot be read, so it cannot be shown to be listed after the build",
+        )];
+    };
+    if let Some(reply) = model.reply_time.filter(|r| *r > listed) {
+        return vec![Gap::new(
+            Code::CtestCatalogueStale,
+            format!(
+                "the catalogue was listed {} before the last configure of {} wrote its File API reply: re-list it",
+                age(reply, listed),
+                model.build_root
+            ),
+        )];
+    }
+    let mut programs: Vec<&str> = cat
+        .tests
+        .iter()
+        .filter(|t| !t.configured)
+        .filter_map(|t| t.command.as_ref()?.first().map(String::as_str))
+        .filter(|p| p.starts_with('/'))
+        .collect();
+    programs.sort_unstable();
+    programs.dedup();
+    let newer: Vec<(&str, std::time::SystemTime)> = programs
+        .into_iter()
+        .filter_map(|p| {
+            let m = std::fs::metadata(p).and_then(|m| m.modified()).ok()?;
+            (m > listed).then_some((p, m))
+        })
+        .collect();
+    match newer.first() {
+        None => Vec::new(),
+        Some(&(p, m)) => vec![Gap::new(
+            Code::CtestCatalogueStale,
+            format!(
+                "{p} was built {} after the catalogue was listed, and a build step registers tests for it (no backtrace: gtest_discover_tests or similar){}: re-list it",
+                age(m, listed),
+                match newer.len() {
+                    1 => String::new(),
+                    n => format!("; so were {} more such programs", n - 1),
+                }
+            ),
+        )],
+    }
+}
+
+/// How much later `late` is than `early`, in words.
+fn age(late: std::time::SystemTime, early: std::time::SystemTime) -> String {
+    let d = late.duration_since(early).unwrap_or_default();
+    if d.as_secs() >= 1 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,6 +473,60 @@ mod tests {
     }
 
     const HEAD: &str = r#""kind":"ctestInfo","version":{"major":1,"minor":0}"#;
+
+    #[test]
+    fn a_catalogue_listed_before_the_last_configure_is_stale_and_equal_times_are_fresh() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let t = |s| Some(UNIX_EPOCH + Duration::from_secs(s));
+        let model = crate::ingest::file_api::Codemodel {
+            reply_time: t(100),
+            ..Default::default()
+        };
+        let cat = Catalogue::default();
+        assert!(freshness(&cat, &model, t(100)).is_empty());
+        assert!(freshness(&cat, &model, t(101)).is_empty());
+        let g = freshness(&cat, &model, t(98));
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].code, Code::CtestCatalogueStale);
+        assert!(
+            g[0].detail.contains("2 s before the last configure"),
+            "{}",
+            g[0].detail
+        );
+        let g = freshness(&cat, &model, None);
+        assert_eq!(g[0].code, Code::CtestCatalogueStale);
+    }
+
+    #[test]
+    fn only_tests_without_a_backtrace_tie_the_listing_to_their_program() {
+        use std::time::{Duration, SystemTime};
+        let dir = tempfile::tempdir().unwrap();
+        let prog = dir.path().join("prog");
+        std::fs::write(&prog, b"").unwrap();
+        let built = std::fs::metadata(&prog).unwrap().modified().unwrap();
+        let model = crate::ingest::file_api::Codemodel::default();
+        let test = |configured| Test {
+            name: "t".into(),
+            command: Some(vec![prog.display().to_string()]),
+            configured,
+            ..Test::default()
+        };
+        let before: Option<SystemTime> = Some(built - Duration::from_secs(5));
+        let cat = |configured| Catalogue {
+            tests: vec![test(configured)],
+            json: None,
+        };
+        assert!(freshness(&cat(true), &model, before).is_empty());
+        let g = freshness(&cat(false), &model, before);
+        assert_eq!(g.len(), 1);
+        assert!(
+            g[0].detail
+                .contains("was built 5 s after the catalogue was listed"),
+            "{}",
+            g[0].detail
+        );
+        assert!(freshness(&cat(false), &model, Some(built)).is_empty());
+    }
 
     #[test]
     fn a_kept_document_gives_the_same_catalogue_and_the_same_messages() {
