@@ -1101,3 +1101,94 @@ fn a_catalogue_listed_before_a_rebuild_of_a_discovered_program_is_stale() {
     let r = b.run(&["tests/core_test.cpp"], &[]);
     assert_subset(&r, &["Core.New", "Core.Value"]);
 }
+
+// ------------------------------------------- compile flags changed after the build
+
+#[test]
+fn makefiles_flags_changed_after_the_build_make_the_evidence_stale() {
+    // core.cpp includes b.hpp only with -DUSE_B. Configured without it and built,
+    // then configured with it and not built again: core's depfile still lists
+    // a.hpp. A change to b.hpp (which other.cpp includes, so it is known
+    // evidence) then flips t_core once make compiles core.cpp again, but the
+    // old depfile ties b.hpp to t_other alone.
+    let dir = scratch_dir("d2t-flags-");
+    let root = dir.path().to_path_buf();
+    let src = root.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.20)\nproject(P CXX)\nenable_testing()\n\
+         add_library(core STATIC core.cpp)\nadd_executable(t_core t_core.cpp)\ntarget_link_libraries(t_core core)\n\
+         add_test(NAME t_core COMMAND t_core)\n\
+         add_executable(t_other other.cpp)\nadd_test(NAME t_other COMMAND t_other)\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("a.hpp"), "#pragma once\n#define VALUE 1\n").unwrap();
+    std::fs::write(src.join("b.hpp"), "#pragma once\n#define VALUE 1\n").unwrap();
+    std::fs::write(
+        src.join("core.cpp"),
+        "#ifdef USE_B\n#include \"b.hpp\"\n#else\n#include \"a.hpp\"\n#endif\nint core() { return VALUE; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("t_core.cpp"),
+        "int core();\nint main() { return core() == 1 ? 0 : 1; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("other.cpp"),
+        "#include \"b.hpp\"\nint main() { return VALUE > 0 ? 0 : 1; }\n",
+    )
+    .unwrap();
+    let b = Built::from_parts(dir, root.clone(), src.clone(), root.join("build"));
+    prepare(&b);
+
+    // The change is built (other.cpp is compiled again; core.cpp does not
+    // include b.hpp yet), then the flags change and nothing is built.
+    std::fs::write(src.join("b.hpp"), "#pragma once\n#define VALUE 2\n").unwrap();
+    cmake_build(&b);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    run_ok(
+        std::process::Command::new("cmake")
+            .arg("-DCMAKE_CXX_FLAGS=-DUSE_B")
+            .arg(&b.build),
+    );
+    relist(&b);
+    let r = b.run(&["b.hpp"], &[]);
+    // Without the flags rule: a subset of t_other alone.
+    assert_full_suite_of(&r, &["t_core", "t_other"], "DEP_EVIDENCE_STALE");
+    assert_eq!(r.codes(), ["DEP_EVIDENCE_STALE"], "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("CMakeFiles/core.dir/flags.make is newer than")
+            && r.stderr.contains("make would compile it again"),
+        "{}",
+        r.stderr
+    );
+
+    // After the build the evidence is current: b.hpp reaches core, and t_core
+    // really fails in real ctest.
+    cmake_build(&b);
+    relist(&b);
+    let r = b.run(&["b.hpp"], &[]);
+    assert_subset(&r, &["t_core", "t_other"]);
+    let ran = std::process::Command::new("ctest")
+        .args(["-R", "^t_core$"])
+        .current_dir(&b.build)
+        .output()
+        .unwrap();
+    assert!(
+        !ran.status.success(),
+        "t_core fails once core.cpp is compiled with -DUSE_B"
+    );
+}
+
+fn assert_full_suite_of(r: &Run, all: &[&str], code: &str) {
+    assert_eq!(r.code, 3, "expected FULL_SUITE_SELECTED (3), got {r:#?}");
+    assert!(
+        r.codes().iter().any(|c| c == code),
+        "expected {code}: {}",
+        r.stderr
+    );
+    assert_eq!(r.names(), all);
+}

@@ -10,6 +10,57 @@ use super::*;
 use crate::fasthash::FastMap;
 use crate::reason::{Code, Gap};
 
+/// The Makefiles generators write each target's compile flags into
+/// `<dir_build>/CMakeFiles/<target>.dir/flags.make`, only when they change,
+/// and every object of the target depends on it: a `flags.make` newer than a
+/// unit's depfile means the flags changed after the unit was compiled, so make
+/// would compile it again, and what its depfile lists may not be what it
+/// includes now (an `#ifdef` on a new `-D`). Stale (`DEP_EVIDENCE_STALE`), once
+/// per target. Ninja keeps command changes in `.ninja_log`, which is not read.
+struct FlagsFiles<'m> {
+    model: &'m Codemodel,
+    /// Per target: `flags.make`'s modification time (`None`: not found), and
+    /// whether the target was reported.
+    seen: FastMap<usize, (Option<SystemTime>, bool)>,
+}
+
+impl<'m> FlagsFiles<'m> {
+    fn new(model: &'m Codemodel) -> Self {
+        FlagsFiles {
+            model,
+            seen: FastMap::default(),
+        }
+    }
+
+    fn newer_than(&mut self, target: usize, compiled: SystemTime, depfile: &str) -> Option<Gap> {
+        if !self.model.generator.ends_with("Makefiles") {
+            return None;
+        }
+        let model = self.model;
+        let (flags, reported) = self.seen.entry(target).or_insert_with(|| {
+            let t = &model.targets[target];
+            let path = format!("{}/CMakeFiles/{}.dir/flags.make", t.dir_build, t.name);
+            (
+                std::fs::metadata(path).and_then(|m| m.modified()).ok(),
+                false,
+            )
+        });
+        let newer = flags.is_some_and(|f| f > compiled);
+        if !newer || *reported {
+            return None;
+        }
+        *reported = true;
+        let t = &model.targets[target];
+        Some(Gap::new(
+            Code::DepEvidenceStale,
+            format!(
+                "{}/CMakeFiles/{}.dir/flags.make is newer than {depfile}: the compile flags of target {:?} changed after it was compiled (make would compile it again)",
+                t.dir_build, t.name, t.name
+            ),
+        ))
+    }
+}
+
 /// Builds the evidence from the mapped units: the file table and its index,
 /// duplicate and freshness checks, symlink aliases and generated headers.
 pub(super) fn audit(
@@ -45,6 +96,7 @@ pub(super) fn audit(
         let mut tu_of: FastMap<(usize, usize), usize> = FastMap::default();
         let mut identities: FastMap<(u64, u64), usize> = FastMap::default();
         let mut aged_units: Vec<(usize, Vec<Aged>)> = Vec::new(); // (tu index, its aged prerequisites)
+        let mut flags = FlagsFiles::new(model);
         for (entry, u) in units {
             let d = &entries[entry];
             if let Some(prev) = identities.insert(u.identity, entry) {
@@ -66,6 +118,9 @@ pub(super) fn audit(
             }
             if !u.aged.is_empty() {
                 aged_units.push((tus.len(), u.aged));
+            }
+            if let Some(gap) = flags.newer_than(u.target, u.mtime, d) {
+                gaps.push(gap);
             }
             tus.push(Tu {
                 target: u.target,

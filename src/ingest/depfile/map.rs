@@ -20,6 +20,8 @@ pub(super) struct LocalUnit {
     pub(super) aged: Vec<Aged>,
     /// Whether the depfile lists a prerequisite outside both roots.
     pub(super) lists_outside: bool,
+    /// When the depfile was written.
+    pub(super) mtime: std::time::SystemTime,
 }
 
 /// The unit depfile `d` (owned by `target`) describes, from its parse `p`:
@@ -41,6 +43,7 @@ pub(super) fn unit_of(
         prereqs: p.prereqs,
         aged: p.aged,
         lists_outside: p.lists_outside,
+        mtime: p.mtime,
     })
 }
 

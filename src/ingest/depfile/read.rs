@@ -442,6 +442,8 @@ pub(super) struct Parsed {
     pub(super) aged: Vec<Aged>,
     /// Whether its main rule lists a prerequisite outside both roots.
     pub(super) lists_outside: bool,
+    /// When the depfile was written (the unit was compiled).
+    pub(super) mtime: SystemTime,
 }
 
 /// Reads and parses one `.d`, resolving relative prerequisites against `dir`
@@ -520,6 +522,7 @@ pub(super) fn read_one(
             prereqs: sink.prereqs,
             aged: sink.aged,
             lists_outside: sink.lists_outside,
+            mtime,
         })
     })();
     // A deps log is one large file: its buffer is not kept for small depfiles.
