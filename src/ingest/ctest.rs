@@ -418,12 +418,23 @@ fn freshness(
             ),
         )];
     }
-    let mut programs: Vec<&str> = cat
-        .tests
+    // The programs such a test runs: every element of its command that is an
+    // artifact of the build (the program itself, or the one an emulator or
+    // wrapper runs), never a test's own output file.
+    let scripted: Vec<&Test> = cat.tests.iter().filter(|t| !t.configured).collect();
+    if scripted.is_empty() {
+        return Vec::new();
+    }
+    let artifacts: HashSet<&str> = model
+        .targets
         .iter()
-        .filter(|t| !t.configured)
-        .filter_map(|t| t.command.as_ref()?.first().map(String::as_str))
-        .filter(|p| p.starts_with('/'))
+        .flat_map(|t| t.artifacts.iter().map(String::as_str))
+        .collect();
+    let mut programs: Vec<&str> = scripted
+        .iter()
+        .flat_map(|t| t.command.iter().flatten())
+        .filter(|c| c.starts_with('/') && artifacts.contains(crate::paths::fold(c).as_str()))
+        .map(String::as_str)
         .collect();
     programs.sort_unstable();
     programs.dedup();
@@ -504,7 +515,11 @@ mod tests {
         let prog = dir.path().join("prog");
         std::fs::write(&prog, b"").unwrap();
         let built = std::fs::metadata(&prog).unwrap().modified().unwrap();
-        let model = crate::ingest::file_api::Codemodel::default();
+        let mut model = crate::ingest::file_api::Codemodel::default();
+        model.targets.push(crate::ingest::file_api::Target {
+            artifacts: vec![crate::paths::fold(&prog.display().to_string())],
+            ..Default::default()
+        });
         let test = |configured| Test {
             name: "t".into(),
             command: Some(vec![prog.display().to_string()]),
@@ -526,6 +541,31 @@ mod tests {
             g[0].detail
         );
         assert!(freshness(&cat(false), &model, Some(built)).is_empty());
+        // Behind an emulator, the program is still the artifact it runs; a
+        // newer file that is no artifact (a test's own output) does not count.
+        let out = dir.path().join("out.txt");
+        std::fs::write(&out, b"").unwrap();
+        let wrapped = |args: Vec<String>| Catalogue {
+            tests: vec![Test {
+                name: "t".into(),
+                command: Some(args),
+                ..Test::default()
+            }],
+            json: None,
+        };
+        let emu = "/usr/bin/qemu-x86_64".to_owned();
+        let g = freshness(
+            &wrapped(vec![emu.clone(), prog.display().to_string()]),
+            &model,
+            before,
+        );
+        assert_eq!(g.len(), 1, "{g:?}");
+        let g = freshness(
+            &wrapped(vec![emu, out.display().to_string()]),
+            &model,
+            before,
+        );
+        assert!(g.is_empty(), "{g:?}");
     }
 
     #[test]
