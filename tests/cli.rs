@@ -1006,40 +1006,66 @@ fn cmake_build(b: &Built) {
     );
 }
 
+/// A project written into a fresh scratch dir: `(path, text)` files under `src/`.
+fn scratch_project(prefix: &str, files: &[(&str, &str)]) -> Built {
+    let dir = scratch_dir(prefix);
+    let root = dir.path().to_path_buf();
+    let src = root.join("src");
+    write_files(&src, files);
+    Built::from_parts(dir, root.clone(), src, root.join("build"))
+}
+
 #[test]
 fn a_catalogue_listed_before_a_rebuild_of_a_discovered_program_is_stale() {
     // gtest_discover_tests registers a program's cases from a file its POST_BUILD
     // step writes after every link. A case added to core_test.cpp exists only
     // in a catalogue listed after the rebuild: the names of one listed before
-    // it would never run the new case (here a failing one).
-    let dir = scratch_dir("d2t-discover-");
-    let root = dir.path().to_path_buf();
-    let src = root.join("src");
-    std::fs::create_dir_all(src.join("tests")).unwrap();
-    std::fs::write(
-        src.join("CMakeLists.txt"),
-        "cmake_minimum_required(VERSION 3.20)\nproject(P CXX)\nenable_testing()\ninclude(GoogleTest)\n\
-         add_library(core STATIC core.cpp)\nadd_executable(core_test tests/core_test.cpp)\n\
-         target_link_libraries(core_test core)\ngtest_discover_tests(core_test)\n\
-         add_executable(other tests/other.cpp)\nadd_test(NAME other COMMAND other)\n",
-    )
-    .unwrap();
-    std::fs::write(src.join("core.hpp"), "#pragma once\nint core();\n").unwrap();
-    std::fs::write(
-        src.join("core.cpp"),
-        "#include \"core.hpp\"\nint core() { return 1; }\n",
-    )
-    .unwrap();
+    // it would never run the new case (here a failing one). emu_test runs
+    // behind an emulator, so its command starts with the emulator.
     let one_case = fake_gtest_main(
         "#include \"../core.hpp\"",
         &[("Core", "Value", "core() == 1")],
     );
-    std::fs::write(src.join("tests/core_test.cpp"), &one_case).unwrap();
-    std::fs::write(src.join("tests/other.cpp"), "int main() { return 0; }\n").unwrap();
-    let b = Built::from_parts(dir, root.clone(), src.clone(), root.join("build"));
+    let emu_one = fake_gtest_main("", &[("Emu", "One", "true")]);
+    let b = scratch_project(
+        "d2t-discover-",
+        &[
+            (
+                "CMakeLists.txt",
+                "cmake_minimum_required(VERSION 3.20)\nproject(P CXX)\nenable_testing()\ninclude(GoogleTest)\n\
+                 add_library(core STATIC core.cpp)\nadd_executable(core_test tests/core_test.cpp)\n\
+                 target_link_libraries(core_test core)\ngtest_discover_tests(core_test)\n\
+                 add_executable(emu_test tests/emu_test.cpp)\n\
+                 set_target_properties(emu_test PROPERTIES CROSSCOMPILING_EMULATOR /usr/bin/env)\n\
+                 gtest_discover_tests(emu_test)\n\
+                 add_executable(other tests/other.cpp)\nadd_test(NAME other COMMAND other)\n",
+            ),
+            ("core.hpp", "#pragma once\nint core();\n"),
+            ("core.cpp", "#include \"core.hpp\"\nint core() { return 1; }\n"),
+            ("tests/core_test.cpp", &one_case),
+            ("tests/emu_test.cpp", &emu_one),
+            ("tests/other.cpp", "int main() { return 0; }\n"),
+        ],
+    );
+    let src = b.src.clone();
     prepare(&b);
+    let listed = std::fs::read_to_string(b.ctest_json()).unwrap();
+    assert!(
+        listed.contains("\"/usr/bin/env\""),
+        "emu_test's cases run behind the emulator: {listed}"
+    );
+    let base = suite_results(&b.build);
+    // A test behind an emulator is unmapped unless declared.
+    let policy = b.root.join("diff2test.toml");
+    std::fs::write(
+        &policy,
+        "[[script]]\ntests = [\"Emu.*\"]\ntargets = [\"emu_test\"]\nwhy = \"the emulator runs emu_test\"\n",
+    )
+    .unwrap();
+    let policy = policy.display().to_string();
+    let run = |changed: &str| b.run(&[changed], &["--policy", &policy]);
 
-    let r = b.run(&["core.hpp"], &[]);
+    let r = run("core.hpp");
     assert_subset(&r, &["Core.Value"]);
 
     // A program registered by add_test (it has a backtrace) rebuilt after the
@@ -1050,10 +1076,11 @@ fn a_catalogue_listed_before_a_rebuild_of_a_discovered_program_is_stale() {
     )
     .unwrap();
     cmake_build(&b);
-    let r = b.run(&["tests/other.cpp"], &[]);
+    let r = run("tests/other.cpp");
     assert_subset(&r, &["other"]);
 
-    // A new, failing case; rebuilt, not listed again.
+    // A new, failing case; rebuilt, not listed again. Real ctest at both
+    // states: the new case is the test whose result changed.
     let two_cases = fake_gtest_main(
         "#include \"../core.hpp\"",
         &[
@@ -1063,12 +1090,15 @@ fn a_catalogue_listed_before_a_rebuild_of_a_discovered_program_is_stale() {
     );
     std::fs::write(src.join("tests/core_test.cpp"), &two_cases).unwrap();
     cmake_build(&b);
+    let head = suite_results(&b.build);
+    assert_eq!(head.get("Core.New"), Some(&false), "{head:?}");
     let stale = std::fs::read_to_string(b.ctest_json()).unwrap();
     assert!(
         !stale.contains("Core.New"),
         "the old listing lacks the new case"
     );
-    let r = b.run(&["tests/core_test.cpp"], &[]);
+    let r = run("tests/core_test.cpp");
+    assert_oracle(&r, &base, &head);
     assert_required(&r, "CTEST_CATALOGUE_STALE");
     assert!(
         r.stderr.contains("/build/core_test was built") && r.stderr.contains("re-list it"),
@@ -1076,21 +1106,37 @@ fn a_catalogue_listed_before_a_rebuild_of_a_discovered_program_is_stale() {
         r.stderr
     );
 
-    // Listed again: the new case is in the suite and selected (it fails in real ctest).
+    // Listed again: the new case is in the suite and selected.
     relist(&b);
-    let r = b.run(&["tests/core_test.cpp"], &[]);
+    let r = run("tests/core_test.cpp");
+    assert_oracle(&r, &base, &head);
     assert_subset(&r, &["Core.New", "Core.Value"]);
-    let ran = std::process::Command::new("ctest")
-        .args(["-R", "^Core\\.New$"])
-        .current_dir(&b.build)
-        .output()
-        .unwrap();
-    assert!(!ran.status.success(), "Core.New fails in real ctest");
+
+    // The same behind the emulator: command[0] is /usr/bin/env, the program
+    // it runs was rebuilt with a new, failing case.
+    let before = suite_results(&b.build);
+    let emu_two = fake_gtest_main("", &[("Emu", "One", "true"), ("Emu", "Two", "false")]);
+    std::fs::write(src.join("tests/emu_test.cpp"), &emu_two).unwrap();
+    cmake_build(&b);
+    let after = suite_results(&b.build);
+    assert_eq!(after.get("Emu.Two"), Some(&false), "{after:?}");
+    let r = run("tests/emu_test.cpp");
+    assert_oracle(&r, &before, &after);
+    assert_required(&r, "CTEST_CATALOGUE_STALE");
+    assert!(
+        r.stderr.contains("/build/emu_test was built"),
+        "{}",
+        r.stderr
+    );
+    relist(&b);
+    let r = run("tests/emu_test.cpp");
+    assert_oracle(&r, &before, &after);
+    assert_subset(&r, &["Emu.One", "Emu.Two"]);
 
     // A configure after the listing (a new reply index) makes it stale too.
     std::thread::sleep(std::time::Duration::from_millis(20));
     run_ok(std::process::Command::new("cmake").arg(&b.build));
-    let r = b.run(&["tests/core_test.cpp"], &[]);
+    let r = run("tests/core_test.cpp");
     assert_required(&r, "CTEST_CATALOGUE_STALE");
     assert!(
         r.stderr.contains("before the last configure"),
@@ -1098,7 +1144,7 @@ fn a_catalogue_listed_before_a_rebuild_of_a_discovered_program_is_stale() {
         r.stderr
     );
     relist(&b);
-    let r = b.run(&["tests/core_test.cpp"], &[]);
+    let r = run("tests/core_test.cpp");
     assert_subset(&r, &["Core.New", "Core.Value"]);
 }
 
@@ -1111,41 +1157,32 @@ fn makefiles_flags_changed_after_the_build_make_the_evidence_stale() {
     // a.hpp. A change to b.hpp (which other.cpp includes, so it is known
     // evidence) then flips t_core once make compiles core.cpp again, but the
     // old depfile ties b.hpp to t_other alone.
-    let dir = scratch_dir("d2t-flags-");
-    let root = dir.path().to_path_buf();
-    let src = root.join("src");
-    std::fs::create_dir_all(&src).unwrap();
-    std::fs::write(
-        src.join("CMakeLists.txt"),
-        "cmake_minimum_required(VERSION 3.20)\nproject(P CXX)\nenable_testing()\n\
-         add_library(core STATIC core.cpp)\nadd_executable(t_core t_core.cpp)\ntarget_link_libraries(t_core core)\n\
-         add_test(NAME t_core COMMAND t_core)\n\
-         add_executable(t_other other.cpp)\nadd_test(NAME t_other COMMAND t_other)\n",
-    )
-    .unwrap();
-    std::fs::write(src.join("a.hpp"), "#pragma once\n#define VALUE 1\n").unwrap();
-    std::fs::write(src.join("b.hpp"), "#pragma once\n#define VALUE 1\n").unwrap();
-    std::fs::write(
-        src.join("core.cpp"),
-        "#ifdef USE_B\n#include \"b.hpp\"\n#else\n#include \"a.hpp\"\n#endif\nint core() { return VALUE; }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        src.join("t_core.cpp"),
-        "int core();\nint main() { return core() == 1 ? 0 : 1; }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        src.join("other.cpp"),
-        "#include \"b.hpp\"\nint main() { return VALUE > 0 ? 0 : 1; }\n",
-    )
-    .unwrap();
-    let b = Built::from_parts(dir, root.clone(), src.clone(), root.join("build"));
+    let b = scratch_project(
+        "d2t-flags-",
+        &[
+            (
+                "CMakeLists.txt",
+                "cmake_minimum_required(VERSION 3.20)\nproject(P CXX)\nenable_testing()\n\
+                 add_library(core STATIC core.cpp)\nadd_executable(t_core t_core.cpp)\ntarget_link_libraries(t_core core)\n\
+                 add_test(NAME t_core COMMAND t_core)\n\
+                 add_executable(t_other other.cpp)\nadd_test(NAME t_other COMMAND t_other)\n",
+            ),
+            ("a.hpp", "#pragma once\n#define VALUE 1\n"),
+            ("b.hpp", "#pragma once\n#define VALUE 1\n"),
+            (
+                "core.cpp",
+                "#ifdef USE_B\n#include \"b.hpp\"\n#else\n#include \"a.hpp\"\n#endif\nint core() { return VALUE; }\n",
+            ),
+            ("t_core.cpp", "int core();\nint main() { return core() == 1 ? 0 : 1; }\n"),
+            ("other.cpp", "#include \"b.hpp\"\nint main() { return VALUE > 0 ? 0 : 1; }\n"),
+        ],
+    );
     prepare(&b);
+    let base = suite_results(&b.build);
 
     // The change is built (other.cpp is compiled again; core.cpp does not
     // include b.hpp yet), then the flags change and nothing is built.
-    std::fs::write(src.join("b.hpp"), "#pragma once\n#define VALUE 2\n").unwrap();
+    std::fs::write(b.src.join("b.hpp"), "#pragma once\n#define VALUE 2\n").unwrap();
     cmake_build(&b);
     std::thread::sleep(std::time::Duration::from_millis(20));
     run_ok(
@@ -1155,6 +1192,12 @@ fn makefiles_flags_changed_after_the_build_make_the_evidence_stale() {
     );
     relist(&b);
     let r = b.run(&["b.hpp"], &[]);
+
+    // Real ctest once make has compiled everything under the new flags: t_core flips.
+    cmake_build(&b);
+    let head = suite_results(&b.build);
+    assert_eq!(head.get("t_core"), Some(&false), "{head:?}");
+    assert_oracle(&r, &base, &head);
     // Without the flags rule: a subset of t_other alone.
     assert_full_suite_of(&r, &["t_core", "t_other"], "DEP_EVIDENCE_STALE");
     assert_eq!(r.codes(), ["DEP_EVIDENCE_STALE"], "{}", r.stderr);
@@ -1166,21 +1209,11 @@ fn makefiles_flags_changed_after_the_build_make_the_evidence_stale() {
         r.stderr
     );
 
-    // After the build the evidence is current: b.hpp reaches core, and t_core
-    // really fails in real ctest.
-    cmake_build(&b);
+    // After that build the evidence is current: b.hpp reaches core.
     relist(&b);
     let r = b.run(&["b.hpp"], &[]);
+    assert_oracle(&r, &base, &head);
     assert_subset(&r, &["t_core", "t_other"]);
-    let ran = std::process::Command::new("ctest")
-        .args(["-R", "^t_core$"])
-        .current_dir(&b.build)
-        .output()
-        .unwrap();
-    assert!(
-        !ran.status.success(),
-        "t_core fails once core.cpp is compiled with -DUSE_B"
-    );
 }
 
 fn assert_full_suite_of(r: &Run, all: &[&str], code: &str) {

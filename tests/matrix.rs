@@ -470,11 +470,7 @@ fn glob_lab(src: &Path) {
             "#include \"other.hpp\"\nint main() { return other(); }\n",
         ),
     ];
-    for (rel, text) in files {
-        let p = src.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
+    write_files(src, files);
 }
 
 /// No version may give a subset for a file added under a `CONFIGURE_DEPENDS`
@@ -541,11 +537,7 @@ fn layout_lab(src: &Path, extra_cmake: &str) {
         ),
         ("test/test_other.cpp", "int main() { return 0; }\n"),
     ];
-    for (rel, text) in files {
-        let p = src.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
+    write_files(src, files);
 }
 
 /// Every test of `b` with whether it passed, from a real `ctest` run of this CMake.

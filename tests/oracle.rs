@@ -640,34 +640,7 @@ pub fn run_suite(build: &Path, junit: &Path, generator: Generator) -> BTreeMap<S
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    parse_junit(&xml)
-}
-
-fn xml_attr(tag: &str, name: &str) -> Option<String> {
-    let key = format!(" {name}=\"");
-    let start = tag.find(&key)? + key.len();
-    let end = start + tag[start..].find('"')?;
-    Some(
-        tag[start..end]
-            .replace("&quot;", "\"")
-            .replace("&apos;", "'")
-            .replace("&lt;", "<")
-            .replace("&gt;", ">")
-            .replace("&amp;", "&"),
-    )
-}
-
-/// `<testcase name="N" ... status="run|fail|notrun|disabled">`: passed iff `run`.
-fn parse_junit(xml: &str) -> BTreeMap<String, bool> {
-    let mut out = BTreeMap::new();
-    for chunk in xml.split("<testcase").skip(1) {
-        let tag = &chunk[..chunk.find('>').expect("unterminated <testcase")];
-        let tag = format!(" {}", tag.trim_start());
-        let name = xml_attr(&tag, "name").expect("testcase without name");
-        let status = xml_attr(&tag, "status").expect("testcase without status");
-        out.insert(name, status == "run");
-    }
-    out
+    common::parse_junit(&xml)
 }
 
 /// The binary under test: `DIFF2TEST_ORACLE_BIN`, or the cargo-built one.

@@ -352,3 +352,92 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
+
+/// Writes each `(path, text)` under `dir`, creating parent directories.
+pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    for (rel, text) in files {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+/// Runs the whole suite of `build` with real ctest; test name -> passed (a
+/// test that did not run counts as failed).
+pub fn suite_results(build: &Path) -> std::collections::BTreeMap<String, bool> {
+    let junit = build.join("d2t-suite.xml");
+    let out = Command::new("ctest")
+        .current_dir(build)
+        .args(["--timeout", "60", "--output-junit"])
+        .arg(&junit)
+        .output()
+        .expect("run ctest (apt-get install cmake)");
+    let xml = std::fs::read_to_string(&junit).unwrap_or_else(|e| {
+        panic!(
+            "ctest wrote no JUnit file {}: {e}\n{}",
+            junit.display(),
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    parse_junit(&xml)
+}
+
+/// The oracle: every test whose result differs between `base` and `head`
+/// (or that exists on one side only) must be selected, unless the run fell
+/// back (exit 3 or 4).
+pub fn assert_oracle(
+    r: &Run,
+    base: &std::collections::BTreeMap<String, bool>,
+    head: &std::collections::BTreeMap<String, bool>,
+) {
+    let changed: std::collections::BTreeSet<&String> = base
+        .keys()
+        .chain(head.keys())
+        .filter(|n| base.get(*n) != head.get(*n))
+        .collect();
+    assert!(
+        !changed.is_empty(),
+        "the scenario flips no test: base {base:?}, head {head:?}"
+    );
+    if matches!(r.code, 3 | 4) {
+        return;
+    }
+    assert_eq!(r.code, 0, "{r:#?}");
+    let selected: Vec<&str> = r.stdout.lines().collect();
+    let missed: Vec<&&String> = changed
+        .iter()
+        .filter(|n| !selected.contains(&n.as_str()))
+        .collect();
+    assert!(
+        missed.is_empty(),
+        "ORACLE (safety) FAILED: exit 0 omits tests whose result changed: {missed:?}\n{}",
+        r.stderr
+    );
+}
+
+fn xml_attr(tag: &str, name: &str) -> Option<String> {
+    let key = format!(" {name}=\"");
+    let start = tag.find(&key)? + key.len();
+    let end = start + tag[start..].find('"')?;
+    Some(
+        tag[start..end]
+            .replace("&quot;", "\"")
+            .replace("&apos;", "'")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&"),
+    )
+}
+
+/// `<testcase name="N" ... status="run|fail|notrun|disabled">`: passed iff `run`.
+pub fn parse_junit(xml: &str) -> std::collections::BTreeMap<String, bool> {
+    let mut out = std::collections::BTreeMap::new();
+    for chunk in xml.split("<testcase").skip(1) {
+        let tag = &chunk[..chunk.find('>').expect("unterminated <testcase")];
+        let tag = format!(" {}", tag.trim_start());
+        let name = xml_attr(&tag, "name").expect("testcase without name");
+        let status = xml_attr(&tag, "status").expect("testcase without status");
+        out.insert(name, status == "run");
+    }
+    out
+}
