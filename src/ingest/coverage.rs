@@ -141,7 +141,7 @@ pub fn system_headers_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool
 /// it), as long as no file of the unit names another through the
 /// assembler (see [`scan_assembler_includes`]).
 pub fn language_supported(model: &Codemodel, lang: &str) -> bool {
-    matches!(lang, "C" | "CXX") || (lang == "ASM" && model.generator.starts_with("Ninja"))
+    matches!(lang, "C" | "CXX") || (lang == "ASM" && model.is_ninja())
 }
 
 /// The assembler reads files the preprocessor never sees (`.include`,

@@ -327,7 +327,8 @@ pub fn audit_against(
     listed: Option<std::time::SystemTime>,
 ) -> Vec<Gap> {
     use crate::ingest::file_api::TargetKind;
-    let mut gaps = freshness(cat, model, listed);
+    let artifacts = artifact_set(model);
+    let mut gaps = freshness(cat, model, &artifacts, listed);
     let cfg_hint = if model.multi_config {
         format!(
             "`ctest -C <config> --show-only=json-v1` (configurations: {})",
@@ -365,11 +366,6 @@ pub fn audit_against(
         return gaps;
     }
     let build = &model.build_root;
-    let artifacts: HashSet<&str> = model
-        .targets
-        .iter()
-        .flat_map(|t| t.artifacts.iter().map(String::as_str))
-        .collect();
     let ours = cat.tests.iter().any(|t| {
         let wd = crate::paths::fold(&t.working_directory);
         (!t.working_directory.is_empty() && crate::paths::is_within(&wd, build))
@@ -389,6 +385,15 @@ pub fn audit_against(
     gaps
 }
 
+/// Every artifact path of the codemodel (folded, as the codemodel spells it).
+fn artifact_set(model: &crate::ingest::file_api::Codemodel) -> HashSet<&str> {
+    model
+        .targets
+        .iter()
+        .flat_map(|t| t.artifacts.iter().map(String::as_str))
+        .collect()
+}
+
 /// The catalogue must be listed after what registers its tests was written
 /// (`listed`: its modification time). A configure after the listing (the
 /// reply index is newer) may have added, removed or changed `add_test`s; a
@@ -400,6 +405,7 @@ pub fn audit_against(
 fn freshness(
     cat: &Catalogue,
     model: &crate::ingest::file_api::Codemodel,
+    artifacts: &HashSet<&str>,
     listed: Option<std::time::SystemTime>,
 ) -> Vec<Gap> {
     let Some(listed) = listed else {
@@ -421,17 +427,10 @@ fn freshness(
     // The programs such a test runs: every element of its command that is an
     // artifact of the build (the program itself, or the one an emulator or
     // wrapper runs), never a test's own output file.
-    let scripted: Vec<&Test> = cat.tests.iter().filter(|t| !t.configured).collect();
-    if scripted.is_empty() {
-        return Vec::new();
-    }
-    let artifacts: HashSet<&str> = model
-        .targets
+    let mut programs: Vec<&str> = cat
+        .tests
         .iter()
-        .flat_map(|t| t.artifacts.iter().map(String::as_str))
-        .collect();
-    let mut programs: Vec<&str> = scripted
-        .iter()
+        .filter(|t| !t.configured)
         .flat_map(|t| t.command.iter().flatten())
         .filter(|c| c.starts_with('/') && artifacts.contains(crate::paths::fold(c).as_str()))
         .map(String::as_str)
@@ -485,6 +484,15 @@ mod tests {
 
     const HEAD: &str = r#""kind":"ctestInfo","version":{"major":1,"minor":0}"#;
 
+    /// [`freshness`] with the model's artifacts, as [`audit_against`] calls it.
+    fn fresh(
+        cat: &Catalogue,
+        model: &crate::ingest::file_api::Codemodel,
+        listed: Option<std::time::SystemTime>,
+    ) -> Vec<Gap> {
+        freshness(cat, model, &artifact_set(model), listed)
+    }
+
     #[test]
     fn a_catalogue_listed_before_the_last_configure_is_stale_and_equal_times_are_fresh() {
         use std::time::{Duration, UNIX_EPOCH};
@@ -494,9 +502,9 @@ mod tests {
             ..Default::default()
         };
         let cat = Catalogue::default();
-        assert!(freshness(&cat, &model, t(100)).is_empty());
-        assert!(freshness(&cat, &model, t(101)).is_empty());
-        let g = freshness(&cat, &model, t(98));
+        assert!(fresh(&cat, &model, t(100)).is_empty());
+        assert!(fresh(&cat, &model, t(101)).is_empty());
+        let g = fresh(&cat, &model, t(98));
         assert_eq!(g.len(), 1);
         assert_eq!(g[0].code, Code::CtestCatalogueStale);
         assert!(
@@ -504,7 +512,7 @@ mod tests {
             "{}",
             g[0].detail
         );
-        let g = freshness(&cat, &model, None);
+        let g = fresh(&cat, &model, None);
         assert_eq!(g[0].code, Code::CtestCatalogueStale);
     }
 
@@ -531,8 +539,8 @@ mod tests {
             tests: vec![test(configured)],
             json: None,
         };
-        assert!(freshness(&cat(true), &model, before).is_empty());
-        let g = freshness(&cat(false), &model, before);
+        assert!(fresh(&cat(true), &model, before).is_empty());
+        let g = fresh(&cat(false), &model, before);
         assert_eq!(g.len(), 1);
         assert!(
             g[0].detail
@@ -540,7 +548,7 @@ mod tests {
             "{}",
             g[0].detail
         );
-        assert!(freshness(&cat(false), &model, Some(built)).is_empty());
+        assert!(fresh(&cat(false), &model, Some(built)).is_empty());
         // Behind an emulator, the program is still the artifact it runs; a
         // newer file that is no artifact (a test's own output) does not count.
         let out = dir.path().join("out.txt");
@@ -554,13 +562,13 @@ mod tests {
             json: None,
         };
         let emu = "/usr/bin/qemu-x86_64".to_owned();
-        let g = freshness(
+        let g = fresh(
             &wrapped(vec![emu.clone(), prog.display().to_string()]),
             &model,
             before,
         );
         assert_eq!(g.len(), 1, "{g:?}");
-        let g = freshness(
+        let g = fresh(
             &wrapped(vec![emu, out.display().to_string()]),
             &model,
             before,

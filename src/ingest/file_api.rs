@@ -228,6 +228,14 @@ pub struct Fingerprints {
 }
 
 impl Codemodel {
+    /// The generator is Ninja or Ninja Multi-Config: it runs every command
+    /// from the top of the build tree and folds depfiles into `.ninja_deps`;
+    /// otherwise (the supported Makefiles generator) each target's commands
+    /// run in its build directory and its depfiles stay on disk.
+    pub fn is_ninja(&self) -> bool {
+        self.generator.starts_with("Ninja")
+    }
+
     /// Every include directory of a target outside both roots, sorted and unique.
     pub fn outside_includes(&self) -> std::borrow::Cow<'_, [String]> {
         match &self.outside_includes {

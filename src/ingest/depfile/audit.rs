@@ -33,13 +33,12 @@ impl<'m> FlagsFiles<'m> {
     }
 
     fn newer_than(&mut self, target: usize, compiled: SystemTime, depfile: &str) -> Option<Gap> {
-        if !self.model.generator.ends_with("Makefiles") {
+        if self.model.is_ninja() {
             return None;
         }
         let model = self.model;
         let (flags, reported) = self.seen.entry(target).or_insert_with(|| {
-            let t = &model.targets[target];
-            let path = format!("{}/CMakeFiles/{}.dir/flags.make", t.dir_build, t.name);
+            let path = format!("{}/flags.make", model.targets[target].object_dir());
             (
                 std::fs::metadata(path).and_then(|m| m.modified()).ok(),
                 false,
@@ -54,8 +53,9 @@ impl<'m> FlagsFiles<'m> {
         Some(Gap::new(
             Code::DepEvidenceStale,
             format!(
-                "{}/CMakeFiles/{}.dir/flags.make is newer than {depfile}: the compile flags of target {:?} changed after it was compiled (make would compile it again)",
-                t.dir_build, t.name, t.name
+                "{}/flags.make is newer than {depfile}: the compile flags of target {:?} changed after it was compiled (make would compile it again)",
+                t.object_dir(),
+                t.name
             ),
         ))
     }

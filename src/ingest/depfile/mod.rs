@@ -237,7 +237,7 @@ impl Pending<'_, '_> {
                 ),
             )
         };
-        let ninja = model.generator.starts_with("Ninja");
+        let ninja = model.is_ninja();
         if list.failed {
             if ninja {
                 gaps.push(no_log_gap());
