@@ -16,11 +16,11 @@
 //!   source, included build-time generated header, foreign object input, or a
 //!   compiled language without depfile evidence) cannot be proven unaffected.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::changes::Changed;
 use crate::fasthash::FastMap;
-use crate::ingest::ctest::Catalogue;
+use crate::ingest::ctest::{Catalogue, Test as CtestTest};
 use crate::ingest::depfile::{DepEvidence, FileId};
 use crate::ingest::file_api::{Codemodel, TargetKind};
 use crate::paths;
@@ -394,22 +394,34 @@ impl<'m> Graph<'m> {
     }
 
     /// A catalogue listed with `ctest -C X` must describe the selected codemodel
-    /// configuration; a mismatch concerns the whole run, not one test.
+    /// configuration; a mismatch concerns the whole run, not one test, so it is
+    /// said once per configuration the catalogue was listed for.
     pub fn config_gaps(&self, catalogue: &Catalogue) -> Vec<Gap> {
-        catalogue
-            .tests
-            .iter()
-            .filter_map(|test| {
-                let c = test.config.as_ref().filter(|c| **c != self.model.config)?;
-                Some(Gap::new(
+        let mut listed: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+        for test in &catalogue.tests {
+            if let Some(c) = self.foreign_config(test) {
+                listed.entry(c).or_insert((0, &test.name)).0 += 1;
+            }
+        }
+        let all = catalogue.tests.len();
+        listed
+            .into_iter()
+            .map(|(c, (n, first))| {
+                Gap::new(
                     Code::TestConfigMismatch,
                     format!(
-                        "test {:?} was listed for configuration {c:?}, codemodel is {:?}",
-                        test.name, self.model.config
+                        "the catalogue was listed for configuration {c:?} ({n} of {all} tests, the first {first:?}), codemodel is {:?}",
+                        self.model.config
                     ),
-                ))
+                )
             })
             .collect()
+    }
+
+    /// The configuration `ctest -C` listed this test for, when it is not the
+    /// codemodel's: what the test runs is then another configuration's artifact.
+    pub fn foreign_config<'t>(&self, test: &'t CtestTest) -> Option<&'t str> {
+        test.config.as_deref().filter(|c| *c != self.model.config)
     }
 
     /// Maps every test of the catalogue to targets.

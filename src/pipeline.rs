@@ -249,6 +249,11 @@ fn analyse_evidence(
         let mut forced: Vec<Forced> = Vec::new();
         let mut extra_reached: Vec<usize> = Vec::new();
         for (ti, (test, m)) in cat.tests.iter().zip(&mappings).enumerate() {
+            if graph.foreign_config(test).is_some() {
+                // It runs another configuration's artifacts: that is its one
+                // reason (`config_gaps`), which already forces the full suite.
+                continue;
+            }
             let local_gap = match m {
                 graph::TestMapping::Unmapped(g) => {
                     if select_opaque {

@@ -249,6 +249,7 @@ impl Code {
             | RootMismatch
             | ConfigAmbiguous
             | ConfigNotFound
+            | TestConfigMismatch
             | UnsupportedGenerator
             | DepListUnreadable
             | DepsLogMissing
@@ -282,7 +283,6 @@ impl Code {
             TestCommandMissing
             | TestCommandUnmapped
             | TestCommandAmbiguous
-            | TestConfigMismatch
             | GeneratedSource
             | UnknownLinkInput
             | UnsupportedLanguage

@@ -601,6 +601,89 @@ fn multi_config_catalogue_listed_without_c_is_full_suite_required() {
     }
 }
 
+/// A catalogue listed for one configuration and `--config` naming the other: the
+/// full suite, with the mismatch said once and first (a setup error, exit 5
+/// with `--fail-on-setup-error`), not as one line per test followed by every
+/// test's command being "unmapped" (it runs the other configuration's artifact).
+#[test]
+fn multi_config_catalogue_of_the_other_configuration_is_one_setup_reason() {
+    let _g = read();
+    let t = multi();
+    for (listed, chosen) in [("Release", "Debug"), ("Debug", "Release")] {
+        let sel = Sel {
+            tree: t,
+            config: Some(chosen),
+        };
+        let label = format!("catalogue of {listed}, --config {chosen}");
+        let r = run_with(sel, t.catalogue(Some(listed)), None, &[CORE_HPP]);
+        no_panic(sel, &r);
+        assert_eq!(
+            (r.code, r.state()),
+            (3, "FULL_SUITE_SELECTED"),
+            "{label}\n{}",
+            t.b.transcript(&r)
+        );
+        let reasons: Vec<&str> = r
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("reason "))
+            .collect();
+        let want = format!(
+            "reason TEST_CONFIG_MISMATCH: the catalogue was listed for configuration {listed:?} ("
+        );
+        assert!(
+            reasons.first().is_some_and(|l| l.starts_with(&want)),
+            "{label}: {reasons:#?}"
+        );
+        assert!(
+            reasons[0].ends_with(&format!("codemodel is {chosen:?}")),
+            "{label}: {reasons:#?}"
+        );
+        assert_eq!(
+            reasons.iter().filter(|l| l.contains("TEST_")).count(),
+            1,
+            "{label}: one reason about the tests, not one per test: {reasons:#?}"
+        );
+        let names = std::fs::read_to_string(t.catalogue(Some(listed))).unwrap();
+        let n = r.stdout.lines().count();
+        assert!(
+            n > 1
+                && r.stdout
+                    .lines()
+                    .all(|l| names.contains(&format!("\"{l}\""))),
+            "{label}: {}",
+            r.stdout
+        );
+    }
+    // The root cause is the setup: --fail-on-setup-error makes it exit 5.
+    let b = &t.b;
+    let args: Vec<String> = [
+        "--source-dir",
+        &b.src.display().to_string(),
+        "--build-dir",
+        &b.build.display().to_string(),
+        "--ctest-json",
+        &t.catalogue(Some("Release")).display().to_string(),
+        "--dep-list",
+        &b.deps().display().to_string(),
+        "--config",
+        "Debug",
+        "--changed",
+        CORE_HPP,
+        "--fail-on-setup-error",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let r = run_bin(&args, None);
+    assert_eq!(
+        (r.code, r.state()),
+        (5, "FULL_SUITE_SELECTED"),
+        "{}",
+        b.transcript(&r)
+    );
+}
+
 // ---------------------------------------------------------------- a corrupted deps log
 
 /// The byte offset of the first path record's checksum in a deps log.
