@@ -485,6 +485,7 @@ fn stale_evidence_is_dep_evidence_stale_everywhere() {
     let ms = make_sel(trees[0]);
     let m = run(ms, None, &[CORE_HPP]);
     assert_full_suite(ms, &m, "DEP_EVIDENCE_STALE", ALL_TESTS);
+    one_line_for_the_touched_header(&m, "depfile");
     for ns in ninja_sels(trees[1], trees[2]) {
         let n = run(ns, None, &[CORE_HPP]);
         assert_same("stale evidence", (ms, &m), (ns, &n));
@@ -495,7 +496,30 @@ fn stale_evidence_is_dep_evidence_stale_everywhere() {
             "{}",
             n.stderr
         );
+        one_line_for_the_touched_header(&n, "record");
     }
+}
+
+/// One touched header is one reason, however many units list it (the fixture
+/// has several): "H is newer than E and N more <noun>s that list it".
+fn one_line_for_the_touched_header(r: &Run, noun: &str) {
+    let lines: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("reason DEP_EVIDENCE_STALE:"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(
+        lines[0].contains(&format!("{VERSION_HPP} is newer than ")),
+        "{}",
+        lines[0]
+    );
+    let (_, tail) = lines[0].rsplit_once(" and ").unwrap_or(("", ""));
+    let more = tail
+        .strip_suffix(&format!(" more {noun}s that list it"))
+        .or_else(|| tail.strip_suffix(&format!(" more {noun} that lists it")))
+        .and_then(|n| n.parse::<usize>().ok());
+    assert!(more.is_some_and(|n| n >= 1), "{}", lines[0]);
 }
 
 #[test]

@@ -162,3 +162,54 @@ impl PathIndex {
             .or_else(|| self.spill.iter().copied().find(|&id| is(id)))
     }
 }
+
+/// Project prerequisites newer than the evidence that lists them, gathered
+/// from every unit so that one touched header is one reason: "`h` is newer than
+/// `E`" when one unit lists it, "… and N more <noun>s that list it" otherwise.
+/// Both readers report through it, so the lines read alike on either generator.
+#[derive(Debug, Default)]
+pub(crate) struct NewerPrereqs {
+    /// File id → (how many evidence files list it, the first by name).
+    by_file: FastMap<FileId, (usize, String)>,
+}
+
+impl NewerPrereqs {
+    /// `file` is newer than `evidence` (a depfile, or `LOG record OBJECT`).
+    pub(crate) fn note(&mut self, file: FileId, evidence: &str) {
+        let e = self
+            .by_file
+            .entry(file)
+            .or_insert_with(|| (0, evidence.to_owned()));
+        e.0 += 1;
+        if evidence < e.1.as_str() {
+            e.1 = evidence.to_owned();
+        }
+    }
+
+    /// One `DEP_EVIDENCE_STALE` gap per file, `noun` naming the kind of
+    /// evidence ("depfile", "record").
+    pub(crate) fn into_gaps(
+        self,
+        files: &[String],
+        noun: &str,
+        gaps: &mut Vec<crate::reason::Gap>,
+    ) {
+        let mut all: Vec<_> = self.by_file.into_iter().collect();
+        all.sort_unstable_by(|a, b| files[a.0 as usize].cmp(&files[b.0 as usize]));
+        for (id, (n, first)) in all {
+            let file = &files[id as usize];
+            let detail = match n {
+                1 => format!("{file} is newer than {first}"),
+                2 => format!("{file} is newer than {first} and 1 more {noun} that lists it"),
+                _ => format!(
+                    "{file} is newer than {first} and {} more {noun}s that list it",
+                    n - 1
+                ),
+            };
+            gaps.push(crate::reason::Gap::new(
+                crate::reason::Code::DepEvidenceStale,
+                detail,
+            ));
+        }
+    }
+}

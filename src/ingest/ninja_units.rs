@@ -5,7 +5,7 @@
 use std::time::SystemTime;
 
 use super::depfile::{stat_file, DirMemo, FileStat};
-use super::evidence::{DepEvidence, FileId, Tu};
+use super::evidence::{DepEvidence, FileId, NewerPrereqs, Tu};
 use super::file_api::Codemodel;
 use super::ninja_deps::DepsLog;
 use crate::fasthash::FastMap;
@@ -245,6 +245,7 @@ pub(crate) fn merge(
     let mut ids: Vec<FileId> = vec![FileId::MAX; log.paths.len()];
     // Each record's input list becomes its unit's prerequisite list, in place.
     let records = std::mem::take(&mut log.records);
+    let mut newer = NewerPrereqs::default();
     for ((mut rec, object), clean) in records.into_iter().zip(&objects).zip(clean) {
         let Some(object) = object else {
             continue; // a custom command's depfile record, not a unit
@@ -357,13 +358,7 @@ pub(crate) fn merge(
                 };
                 let id = add(ev, inp, st);
                 match st.mtime {
-                    Some(m) if m > rec_time => gaps.push(Gap::new(
-                        Code::DepEvidenceStale,
-                        format!(
-                            "{} is newer than {shown} record {out_rel}",
-                            ev.files[id as usize]
-                        ),
-                    )),
+                    Some(m) if m > rec_time => newer.note(id, &format!("{shown} record {out_rel}")),
                     Some(_) => {}
                     None => gaps.push(Gap::new(
                         Code::DepPrereqUninspectable,
@@ -431,6 +426,7 @@ pub(crate) fn merge(
             }
         }
     }
+    newer.into_gaps(&ev.files, "record", gaps);
     if !new_tus.is_empty() {
         ev.tus.extend(new_tus);
         ev.tus.sort_by(|a, b| a.depfile.cmp(&b.depfile));

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::time::SystemTime;
 
-use super::super::evidence::{DepEvidence, FileId, PathIndex, Tu};
+use super::super::evidence::{DepEvidence, FileId, NewerPrereqs, PathIndex, Tu};
 use super::super::file_api::Codemodel;
 use super::*;
 use crate::fasthash::FastMap;
@@ -136,14 +136,12 @@ pub(super) fn audit(
         // Freshness: every project prerequisite no newer than its depfile
         // (found while mapping; reported here, for the units kept, in order).
         let mut reported = HashSet::new();
+        let mut newer = NewerPrereqs::default();
         for (tu_idx, aged) in aged_units {
             let tu = &tus[tu_idx];
             for a in aged {
                 match a {
-                    Aged::Newer(id) => gaps.push(Gap::new(
-                        Code::DepEvidenceStale,
-                        format!("{} is newer than {}", files[id as usize], tu.depfile),
-                    )),
+                    Aged::Newer(id) => newer.note(id, &tu.depfile),
                     Aged::Unknown(id) => {
                         if reported.insert(id) {
                             gaps.push(Gap::new(
@@ -158,6 +156,7 @@ pub(super) fn audit(
                 }
             }
         }
+        newer.into_gaps(files, "depfile", &mut gaps);
     }
     ev.by_path = by_path;
     ev.sizes = stats.iter().map(|st| st.size).collect();
