@@ -202,6 +202,11 @@ fn analyse_evidence(
         // 6-7. Dependency files: mapping, completeness, freshness.
         let pending = job.pending(job.work_and_join(helpers));
         let (mut deps, dep_gaps) = pending.finish(reader, model, sources);
+        // The list itself gave no evidence: every unit's missing evidence is
+        // its consequence, said once below.
+        let list_failed = dep_gaps
+            .iter()
+            .any(|g| matches!(g.code, Code::DepListUnreadable | Code::DepsLogMissing));
         decision.extend(dep_gaps);
         decision.extend(ingest::depfile::join_outside_aliases(
             &mut deps,
@@ -296,7 +301,18 @@ fn analyse_evidence(
             .chain(extra_reached.iter().copied())
             .collect();
         let in_scope = graph.coverage_scope(&test_roots);
-        decision.extend(ingest::depfile::coverage_gaps(model, &deps, &in_scope));
+        let coverage = ingest::depfile::coverage_gaps(model, &deps, &in_scope);
+        decision.extend(match coverage.iter().min() {
+            Some(first) if list_failed => vec![Gap::new(
+                Code::DepCoverageIncomplete,
+                format!(
+                    "{} compiled sources in scope have no dependency evidence, because of the dependency list (above); the first: {}",
+                    coverage.len(),
+                    first.detail
+                ),
+            )],
+            _ => coverage,
+        });
         decision.extend(ingest::depfile::system_headers_gaps(
             model, &deps, &in_scope,
         ));

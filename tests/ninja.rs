@@ -557,7 +557,8 @@ fn missing_evidence_is_each_generators_own_code() {
         let ok = n.code == m.code
             && n.state() == m.state()
             && n.stdout == m.stdout
-            && n.codes().iter().any(|c| c == "DEPS_LOG_MISSING");
+            && n.codes().iter().any(|c| c == "DEPS_LOG_MISSING")
+            && root_cause_then_one_coverage_line(&n);
         if !ok {
             failures.push(format!(
                 "=== {} (want exit 3, every test, DEPS_LOG_MISSING) ===\n{}",
@@ -571,6 +572,26 @@ fn missing_evidence_is_each_generators_own_code() {
         "missing evidence: a Ninja dep list without .ninja_deps\n{}",
         failures.join("\n")
     );
+}
+
+/// A dep list that gives no evidence is the root cause: it comes first, and the
+/// units it leaves without evidence are one line, not one per unit.
+fn root_cause_then_one_coverage_line(r: &Run) -> bool {
+    let reasons: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("reason "))
+        .collect();
+    let coverage: Vec<&&str> = reasons
+        .iter()
+        .filter(|l| l.starts_with("reason DEP_COVERAGE_INCOMPLETE:"))
+        .collect();
+    let first_is_list = reasons.first().is_some_and(|l| {
+        l.starts_with("reason DEPS_LOG_MISSING:") || l.starts_with("reason DEP_LIST_UNREADABLE:")
+    });
+    first_is_list
+        && coverage.len() == 1
+        && coverage[0].contains(" compiled sources in scope have no dependency evidence, because of the dependency list (above); the first: ")
 }
 
 #[test]
