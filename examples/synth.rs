@@ -27,8 +27,9 @@
 //! holds every object's record, byte for byte as ninja's `DepsLog` writes it
 //! (records in translation-unit order, each with its object's mtime, T0+200, as
 //! ninja records it; the inputs are the `.d` prerequisites ninja folded in).
-//! `deps.txt` names only `.ninja_deps`. No `build.ninja` or `.ninja_log` is written
-//! (diff2test reads neither).
+//! `deps.txt` names only `.ninja_deps`. `build.ninja` (with `CMakeFiles/rules.ninja`)
+//! has one compile edge per unit as CMake writes it, and `.ninja_log` (v5) the hash
+//! of each object's command evaluated from it (diff2test compares the two).
 //!
 //! Shape: a layered DAG of libraries (static, shared with PUBLIC/PRIVATE deps,
 //! OBJECT libraries whose objects show up as generated `.o` sources of their
@@ -61,7 +62,7 @@ use std::path::{Path, PathBuf};
 
 const DATA: &str = include_str!("../bench/synth-data/gxx12-cmake325.txt");
 /// Bumped whenever the output for a given (preset, seed) changes.
-pub const GENERATOR_VERSION: u32 = 1;
+pub const GENERATOR_VERSION: u32 = 2;
 /// Base modification time (2023-11-14T22:13:20Z).
 const T0: i64 = 1_700_000_000;
 const STDC_PREDEF: &str = "/usr/include/stdc-predef.h";
@@ -2461,6 +2462,76 @@ impl<'p> Gen<'p> {
         (n, np)
     }
 
+    /// `CMakeFiles/rules.ninja` and `build.ninja` as CMake 3.25's Ninja
+    /// generator writes them for the compile steps: one rule per target, one
+    /// edge per unit with the bindings CMake gives it.
+    fn ninja_manifest(&self) -> (String, String) {
+        let mut rules = String::from(
+            "# CMAKE generated file: DO NOT EDIT!\n\nninja_required_version = 1.5\n\n",
+        );
+        let mut build = String::from(
+            "# CMAKE generated file: DO NOT EDIT!\n\nninja_required_version = 1.5\n\nCONFIGURATION = Debug\n\ninclude CMakeFiles/rules.ninja\n\n",
+        );
+        for t in &self.targets {
+            if t.tus.is_empty() {
+                continue;
+            }
+            rules.push_str(&format!(
+                "rule CXX_COMPILER__{n}_Debug\n  depfile = $DEP_FILE\n  deps = gcc\n  \
+                 command = /usr/bin/c++ $DEFINES $INCLUDES $FLAGS -MD -MT $out -MF $DEP_FILE -o $out -c $in\n  \
+                 description = Building CXX object $out\n\n",
+                n = t.name
+            ));
+            let defines: Vec<String> = (t.kind == Kind::Shared)
+                .then(|| format!("-D{}_EXPORTS", t.name))
+                .into_iter()
+                .chain(t.defines.iter().map(|d| format!("-D{d}")))
+                .collect();
+            let includes: Vec<String> = t
+                .includes
+                .iter()
+                .map(|&p| {
+                    format!(
+                        "-I{}/include",
+                        self.src_abs(&self.dirs[self.targets[p].dir].rel)
+                    )
+                })
+                .collect();
+            let pic = if t.kind == Kind::Exe {
+                "-g -fPIE"
+            } else {
+                "-g -fPIC"
+            };
+            let dir = &self.dirs[t.dir].rel;
+            let objdir = if dir == "." {
+                format!("CMakeFiles/{}.dir", t.name)
+            } else {
+                format!("{dir}/CMakeFiles/{}.dir", t.name)
+            };
+            for &u in &t.tus {
+                let tu = &self.tus[u];
+                let obj = self.obj_rel(tu).replace(' ', "$ ").replace(':', "$:");
+                let src = format!("{}/{}", self.src, tu.rel)
+                    .replace(' ', "$ ")
+                    .replace(':', "$:");
+                let file_dir = obj.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+                build.push_str(&format!(
+                    "build {obj}: CXX_COMPILER__{n}_Debug {src} || cmake_object_order_depends_target_{n}\n",
+                    n = t.name
+                ));
+                if !defines.is_empty() {
+                    build.push_str(&format!("  DEFINES = {}\n", defines.join(" ")));
+                }
+                build.push_str(&format!(
+                    "  DEP_FILE = {obj}.d\n  FLAGS = {pic} -std=c++17\n  INCLUDES = {}\n  \
+                     OBJECT_DIR = {objdir}\n  OBJECT_FILE_DIR = {file_dir}\n\n",
+                    includes.join(" ")
+                ));
+            }
+        }
+        (rules, build)
+    }
+
     /// Calls `f(path, is_project_file)` for each prerequisite g++ 12 lists for
     /// the unit, in its order: the source, `stdc-predef.h`, then the includes.
     fn prereqs(
@@ -3655,6 +3726,31 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
         sum.other_build_files += 1;
     }
     if ninja {
+        // The manifest CMake writes (T0) and the build log ninja appends to
+        // (T0+200): every object's command hash, evaluated from the manifest.
+        let (rules, manifest) = g.ninja_manifest();
+        sum.other_build_bytes +=
+            w.write(build_p.join("CMakeFiles/rules.ninja"), rules.as_bytes(), T0)?;
+        sum.other_build_bytes += w.write(build_p.join("build.ninja"), manifest.as_bytes(), T0)?;
+        let reader = diff2test::ingest::Reader::new(diff2test::ingest::Limits::default());
+        let m = diff2test::ingest::ninja_manifest::Manifest::load(&reader, &build, "build.ninja")
+            .map_err(std::io::Error::other)?;
+        let mut ninja_log = String::from("# ninja log v5\n");
+        for (i, tu) in g.tus.iter().enumerate() {
+            let obj_rel = g.obj_rel(tu);
+            let cmd = m
+                .command_of(&obj_rel)
+                .ok_or_else(|| std::io::Error::other(format!("no edge builds {obj_rel}")))?;
+            let hash = diff2test::ingest::ninja_log::hash_command(5, cmd.as_bytes());
+            let mtime_ns = (T0 + 200) as u64 * 1_000_000_000;
+            ninja_log.push_str(&format!(
+                "{i}\t{}\t{mtime_ns}\t{obj_rel}\t{hash:x}\n",
+                i + 1
+            ));
+        }
+        sum.other_build_bytes +=
+            w.write(build_p.join(".ninja_log"), ninja_log.as_bytes(), T0 + 200)?;
+        sum.other_build_files += 3;
         // One log for the whole tree, at the top (CMake sets no builddir).
         sum.deps_log_bytes = w.write(build_p.join(".ninja_deps"), &log.out, T0 + 200)?;
         sum.deps_log_records = log.records;

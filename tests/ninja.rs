@@ -852,3 +852,232 @@ fn the_newest_ninja_gives_the_same_selections_as_makefiles() {
         n.stderr
     );
 }
+
+// ---------------------------------------------------------------- flags changed, no build after
+
+/// The project of `makefiles_flags_changed_after_the_build_make_the_evidence_stale`
+/// (tests/cli.rs): core.cpp includes b.hpp only with -DUSE_B; other.cpp always.
+const FLAGS_PROJECT: &[(&str, &str)] = &[
+    (
+        "CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.20)\nproject(P CXX)\nenable_testing()\n\
+         add_library(core STATIC core.cpp)\nadd_executable(t_core t_core.cpp)\ntarget_link_libraries(t_core core)\n\
+         add_test(NAME t_core COMMAND t_core)\n\
+         add_executable(t_other other.cpp)\nadd_test(NAME t_other COMMAND t_other)\n",
+    ),
+    // Not byte-identical to b.hpp: a twin would tie b.hpp to core already.
+    ("a.hpp", "#pragma once\n#define VALUE (1)\n"),
+    ("b.hpp", "#pragma once\n#define VALUE 1\n"),
+    (
+        "core.cpp",
+        "#ifdef USE_B\n#include \"b.hpp\"\n#else\n#include \"a.hpp\"\n#endif\nint core() { return VALUE; }\n",
+    ),
+    ("t_core.cpp", "int core();\nint main() { return core() == 1 ? 0 : 1; }\n"),
+    ("other.cpp", "#include \"b.hpp\"\nint main() { return VALUE > 0 ? 0 : 1; }\n"),
+];
+
+/// A scratch Ninja build of [`FLAGS_PROJECT`], with the configuration to
+/// build, list and select (Multi-Config).
+struct FlagsBuild {
+    b: Built,
+    config: Option<&'static str>,
+}
+
+impl FlagsBuild {
+    fn new(gen: &str, config: Option<&'static str>, make_program: Option<PathBuf>) -> FlagsBuild {
+        require_tools();
+        let dir = scratch_dir("d2t-ninja-flags-");
+        let root = dir.path().to_path_buf();
+        let (src, build) = (root.join("src"), root.join("build"));
+        write_files(&src, FLAGS_PROJECT);
+        let q = build.join(".cmake/api/v1/query");
+        std::fs::create_dir_all(&q).unwrap();
+        for kind in ["codemodel-v2", "cmakeFiles-v1"] {
+            std::fs::write(q.join(kind), "").unwrap();
+        }
+        let mut cfg = Command::new("cmake");
+        cfg.arg("-S")
+            .arg(&src)
+            .arg("-B")
+            .arg(&build)
+            .args(["-G", gen]);
+        if config.is_none() {
+            cfg.arg("-DCMAKE_BUILD_TYPE=Debug");
+        }
+        if let Some(n) = &make_program {
+            cfg.arg(format!("-DCMAKE_MAKE_PROGRAM={}", n.display()));
+        }
+        run_ok(&mut cfg);
+        let fb = FlagsBuild {
+            b: Built::from_parts(dir, root, src, build),
+            config,
+        };
+        fb.build(None);
+        fb.relist();
+        let deps = fb.b.build.join(".ninja_deps").display().to_string();
+        std::fs::write(fb.b.deps(), deps + "\n").unwrap();
+        fb
+    }
+
+    /// `cmake --build` (of one target, or all).
+    fn build(&self, target: Option<&str>) {
+        let mut c = Command::new("cmake");
+        c.arg("--build").arg(&self.b.build);
+        if let Some(cfg) = self.config {
+            c.args(["--config", cfg]);
+        }
+        if let Some(t) = target {
+            c.args(["--target", t]);
+        }
+        run_ok(&mut c);
+    }
+
+    fn relist(&self) {
+        let mut c = Command::new("ctest");
+        c.current_dir(&self.b.build);
+        if let Some(cfg) = self.config {
+            c.args(["-C", cfg]);
+        }
+        let json = run_ok(c.arg("--show-only=json-v1"));
+        std::fs::write(self.b.ctest_json(), json).unwrap();
+    }
+
+    fn reconfigure(&self, flags: &str) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut c = Command::new("cmake");
+        c.arg(format!("-DCMAKE_CXX_FLAGS={flags}"))
+            .arg(&self.b.build);
+        run_ok(&mut c);
+        self.relist();
+    }
+
+    fn results(&self) -> std::collections::BTreeMap<String, bool> {
+        match self.config {
+            // ctest -C for Multi-Config: run the whole suite of that configuration.
+            Some(cfg) => {
+                let junit = self.b.root.join("junit.xml");
+                let _ = Command::new("ctest")
+                    .current_dir(&self.b.build)
+                    .args(["-C", cfg, "--output-junit"])
+                    .arg(&junit)
+                    .output()
+                    .unwrap();
+                parse_junit(&std::fs::read_to_string(&junit).unwrap())
+            }
+            None => suite_results(&self.b.build),
+        }
+    }
+
+    fn run(&self, changed: &str) -> Run {
+        let b = &self.b;
+        let mut args: Vec<String> = vec![
+            "--source-dir".into(),
+            b.src.display().to_string(),
+            "--build-dir".into(),
+            b.build.display().to_string(),
+            "--ctest-json".into(),
+            b.ctest_json().display().to_string(),
+            "--dep-list".into(),
+            b.deps().display().to_string(),
+            "--changed".into(),
+            changed.into(),
+        ];
+        if let Some(c) = self.config {
+            args.extend(["--config".into(), c.into()]);
+        }
+        run_bin(&args, None)
+    }
+}
+
+/// Ninja keeps no flags file: a configure that changes the flags rewrites
+/// build.ninja, and ninja compiles again every output whose command's hash is
+/// not the one `.ninja_log` holds. Configured with -DUSE_B after the build and
+/// not built again (or only t_other built), core's deps record still lists
+/// a.hpp, so a change to b.hpp looked like t_other's alone; real ctest shows
+/// t_core flip once ninja compiles core.cpp under the new flags. On ninja 1.11
+/// (log v5, MurmurHash64A), the newest ninja (1.13: log v7, rapidhash) and
+/// Ninja Multi-Config (build-Debug.ninja).
+#[test]
+fn ninja_flags_changed_by_a_configure_without_a_build_make_the_evidence_stale() {
+    let _g = read();
+    let setups = [
+        ("Ninja", None, None),
+        ("Ninja", None, Some(newest_ninja())),
+        ("Ninja Multi-Config", Some("Debug"), None),
+    ];
+    for (gen, config, make_program) in setups {
+        let fb = FlagsBuild::new(gen, config, make_program.clone());
+        let label = format!("{gen} {config:?} {make_program:?}");
+        let base = fb.results();
+        let log = std::fs::read_to_string(fb.b.build.join(".ninja_log")).unwrap();
+        let want = if make_program.is_some() {
+            "# ninja log v7\n"
+        } else {
+            "# ninja log v5\n"
+        };
+        assert!(
+            log.starts_with(want),
+            "{label}: {}",
+            &log[..20.min(log.len())]
+        );
+        // Fresh evidence: the exact subset, both commands as the log says.
+        let r = fb.run("b.hpp");
+        assert_eq!(
+            (r.code, r.names()),
+            (0, vec!["t_other"]),
+            "{label}\n{}",
+            fb.b.transcript(&r)
+        );
+
+        std::fs::write(fb.b.src.join("b.hpp"), "#pragma once\n#define VALUE 2\n").unwrap();
+        fb.build(None);
+        fb.reconfigure("-DUSE_B");
+        let stale = fb.run("b.hpp");
+        // Only t_other built after the configure: core's objects are still stale.
+        fb.build(Some("t_other"));
+        fb.relist();
+        let partial = fb.run("b.hpp");
+        fb.build(None);
+        let head = fb.results();
+        assert_eq!(head.get("t_core"), Some(&false), "{label}: {head:?}");
+        for (what, r) in [("no build", &stale), ("t_other built", &partial)] {
+            assert_oracle(r, &base, &head);
+            assert_eq!(r.code, 3, "{label} ({what})\n{}", fb.b.transcript(r));
+            assert_eq!(
+                r.codes(),
+                ["DEP_EVIDENCE_STALE"],
+                "{label} ({what})\n{}",
+                r.stderr
+            );
+            assert!(
+                r.stderr.contains("of target \"core\": its command in the manifest is not the one .ninja_log recorded"),
+                "{label} ({what})\n{}",
+                r.stderr
+            );
+        }
+        assert!(
+            !partial.stderr.contains("target \"t_other\""),
+            "{label}: t_other was built under the new flags\n{}",
+            partial.stderr
+        );
+        // Built under the new flags: current evidence, and b.hpp reaches core.
+        fb.relist();
+        let r = fb.run("b.hpp");
+        assert_oracle(&r, &base, &head);
+        assert_eq!(
+            (r.code, r.names()),
+            (0, vec!["t_core", "t_other"]),
+            "{label}\n{}",
+            fb.b.transcript(&r)
+        );
+        // A configure that changes nothing keeps the subset (same commands).
+        fb.reconfigure("-DUSE_B");
+        let r = fb.run("b.hpp");
+        assert_eq!(
+            r.code,
+            0,
+            "{label}: a no-op configure\n{}",
+            fb.b.transcript(&r)
+        );
+    }
+}

@@ -12,6 +12,8 @@ pub mod depfile_syntax;
 pub mod evidence;
 pub mod file_api;
 pub mod ninja_deps;
+pub mod ninja_log;
+pub mod ninja_manifest;
 pub mod ninja_units;
 
 use std::io::Read;

@@ -203,6 +203,8 @@ pub(crate) fn prepare(
 ///   it recompacts) and is skipped; coverage then finds the unit missing.
 ///
 /// Paths in the log are relative to the build root (ninja runs there).
+/// Returns each unit record kept, as (target, output path as ninja spells
+/// it), for the command audit (`ninja_log::audit_commands`).
 pub(crate) fn merge(
     ev: &mut DepEvidence,
     gaps: &mut Vec<Gap>,
@@ -210,7 +212,7 @@ pub(crate) fn merge(
     sources: &super::depfile::SourceIndex<'_>,
     prepared: Prepared,
     max_path: usize,
-) {
+) -> Vec<(usize, String)> {
     let Prepared {
         path,
         log,
@@ -224,7 +226,7 @@ pub(crate) fn merge(
         Ok(l) => l,
         Err(e) => {
             gaps.push(Gap::new(Code::DepsLogMalformed, format!("{path}: {e}")));
-            return;
+            return Vec::new();
         }
     };
     let build = &model.build_root;
@@ -246,6 +248,8 @@ pub(crate) fn merge(
     // Each record's input list becomes its unit's prerequisite list, in place.
     let records = std::mem::take(&mut log.records);
     let mut newer = NewerPrereqs::default();
+    // Each unit record kept: its target and its output, as ninja spells it.
+    let mut built = Vec::new();
     for ((mut rec, object), clean) in records.into_iter().zip(&objects).zip(clean) {
         let Some(object) = object else {
             continue; // a custom command's depfile record, not a unit
@@ -394,6 +398,7 @@ pub(crate) fn merge(
                 gaps,
             );
         }
+        built.push((target, out_rel.clone()));
         let source = source.clone();
         match by_unit.get(&(target, source_index)) {
             Some(&usize::MAX) => gaps.push(Gap::new(
@@ -451,6 +456,7 @@ pub(crate) fn merge(
     ev.generated_includes.dedup();
     // The log's path table and the resolved paths: tens of thousands of strings.
     super::drop_in_background((log, abs, inputs));
+    built
 }
 
 #[cfg(test)]

@@ -322,9 +322,13 @@ impl Pending<'_, '_> {
         if ninja && logs.is_empty() {
             gaps.push(no_log_gap());
         }
+        let mut built = Vec::new();
         for log in logs {
-            super::ninja_units::merge(&mut ev, &mut gaps, model, sources, log, max_path);
+            built.extend(super::ninja_units::merge(
+                &mut ev, &mut gaps, model, sources, log, max_path,
+            ));
         }
+        super::ninja_log::audit_commands(reader, model, &built, &mut gaps);
         (ev, gaps)
     }
 }

@@ -1,0 +1,338 @@
+//! Ninja's build log (`BUILD/.ninja_log`): the hash of the command each output
+//! was last built with, and the audit that compares it with the command the
+//! manifest gives it now (`ninja_manifest.rs`).
+//!
+//! Ninja rebuilds an output whose command hash differs from the log's, so a
+//! configure that changed a target's flags (a new `-D`, an include directory)
+//! without a build after it leaves objects whose deps records describe a
+//! compile that ninja would not repeat: what the unit includes under the new
+//! flags is unknown. On Makefiles `flags.make` says the same thing; here the
+//! log and the manifest do (contract §4.4).
+//!
+//! Format (ninja `src/build_log.cc`): a first line `# ninja log vN`, then one
+//! line per built output, `start\tend\tmtime\toutput\thash` with the hash in
+//! hex; a later line for the same output replaces an earlier one. v5 (ninja
+//! 1.9–1.11) and v6 (1.12) hash the command with MurmurHash64A, v7 (1.13) with
+//! rapidhash. Like ninja, a final line without its newline (a torn write) and
+//! a line with too few fields are skipped; an output without an entry then
+//! counts as built with an unknown command.
+
+use std::collections::BTreeMap;
+
+use super::file_api::Codemodel;
+use super::ninja_manifest::Manifest;
+use super::Reader;
+use crate::fasthash::FastMap;
+use crate::paths;
+use crate::reason::{Code, Gap};
+
+/// The parsed log: per output path (as the manifest spells it), the hash of
+/// its command.
+#[derive(Debug, Default)]
+pub struct BuildLog {
+    /// The format version (5, 6 or 7).
+    pub version: u32,
+    /// Output path → command hash of its last entry.
+    pub hashes: FastMap<String, u64>,
+}
+
+impl BuildLog {
+    /// The hash ninja of this log's version gives `command`.
+    pub fn hash(&self, command: &[u8]) -> u64 {
+        hash_command(self.version, command)
+    }
+}
+
+/// Parses a whole `.ninja_log`.
+pub fn parse(bytes: &[u8]) -> Result<BuildLog, String> {
+    let Some(nl) = bytes.iter().position(|&b| b == b'\n') else {
+        return Err("no header line".into());
+    };
+    let head = std::str::from_utf8(&bytes[..nl]).map_err(|_| "header is not UTF-8".to_owned())?;
+    let version: u32 = head
+        .strip_prefix("# ninja log v")
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("header {head:?} is not \"# ninja log vN\""))?;
+    if !(5..=7).contains(&version) {
+        return Err(format!(
+            "log version {version} (only 5 to 7, ninja 1.9 to 1.13, are read)"
+        ));
+    }
+    let mut log = BuildLog {
+        version,
+        hashes: FastMap::default(),
+    };
+    let mut rest = &bytes[nl + 1..];
+    while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+        let line = &rest[..end];
+        rest = &rest[end + 1..];
+        let mut fields = line.splitn(5, |&b| b == b'\t');
+        let (Some(_start), Some(_end), Some(_mtime), Some(output), Some(hash)) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
+            continue; // as ninja: a line with too few fields is skipped
+        };
+        let Ok(output) = std::str::from_utf8(output) else {
+            return Err("an output path is not UTF-8".into());
+        };
+        let hash = std::str::from_utf8(hash)
+            .ok()
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+            .ok_or_else(|| format!("the entry of {output:?} has no hexadecimal command hash"))?;
+        log.hashes.insert(output.to_owned(), hash);
+    }
+    Ok(log)
+}
+
+/// The command hash ninja writes into a log of `version`.
+pub fn hash_command(version: u32, command: &[u8]) -> u64 {
+    if version >= 7 {
+        rapidhash(command)
+    } else {
+        murmur_hash_64a(command)
+    }
+}
+
+/// MurmurHash64A with ninja's seed (logs v5 and v6).
+pub fn murmur_hash_64a(key: &[u8]) -> u64 {
+    const M: u64 = 0xc6a4_a793_5bd1_e995;
+    const R: u32 = 47;
+    let mut h: u64 = 0xDECA_FBAD_DECA_FBAD ^ (key.len() as u64).wrapping_mul(M);
+    let mut chunks = key.chunks_exact(8);
+    for c in &mut chunks {
+        let mut k = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        k = k.wrapping_mul(M);
+        k ^= k >> R;
+        k = k.wrapping_mul(M);
+        h ^= k;
+        h = h.wrapping_mul(M);
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        for (i, &b) in tail.iter().enumerate() {
+            h ^= u64::from(b) << (8 * i);
+        }
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> R;
+    h = h.wrapping_mul(M);
+    h ^= h >> R;
+    h
+}
+
+const RAPID_SECRET: [u64; 3] = [
+    0x2d35_8dcc_aa6c_78a5,
+    0x8bb8_4b93_962e_acc9,
+    0x4b33_a62e_d433_d4a3,
+];
+
+fn rapid_mum(a: u64, b: u64) -> (u64, u64) {
+    let r = u128::from(a) * u128::from(b);
+    (r as u64, (r >> 64) as u64)
+}
+
+fn rapid_mix(a: u64, b: u64) -> u64 {
+    let (lo, hi) = rapid_mum(a, b);
+    lo ^ hi
+}
+
+fn r64(p: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(p[at..at + 8].try_into().expect("8 bytes"))
+}
+
+fn r32(p: &[u8], at: usize) -> u64 {
+    u64::from(u32::from_le_bytes(
+        p[at..at + 4].try_into().expect("4 bytes"),
+    ))
+}
+
+/// rapidhash (V1) with its default seed, as ninja 1.13 hashes commands (log v7).
+pub fn rapidhash(p: &[u8]) -> u64 {
+    let s = RAPID_SECRET;
+    let len = p.len();
+    let mut seed: u64 = 0xbdd8_9aa9_8270_4029;
+    seed ^= rapid_mix(seed ^ s[0], s[1]) ^ len as u64;
+    let (mut a, mut b);
+    if len <= 16 {
+        if len >= 4 {
+            let last = len - 4;
+            a = (r32(p, 0) << 32) | r32(p, last);
+            let delta = (len & 24) >> (len >> 3);
+            b = (r32(p, delta) << 32) | r32(p, last - delta);
+        } else if len > 0 {
+            a = (u64::from(p[0]) << 56) | (u64::from(p[len >> 1]) << 32) | u64::from(p[len - 1]);
+            b = 0;
+        } else {
+            a = 0;
+            b = 0;
+        }
+    } else {
+        let mut i = len;
+        let mut o = 0;
+        if i > 48 {
+            let (mut see1, mut see2) = (seed, seed);
+            while i >= 48 {
+                seed = rapid_mix(r64(p, o) ^ s[0], r64(p, o + 8) ^ seed);
+                see1 = rapid_mix(r64(p, o + 16) ^ s[1], r64(p, o + 24) ^ see1);
+                see2 = rapid_mix(r64(p, o + 32) ^ s[2], r64(p, o + 40) ^ see2);
+                o += 48;
+                i -= 48;
+            }
+            seed ^= see1 ^ see2;
+        }
+        if i > 16 {
+            seed = rapid_mix(r64(p, o) ^ s[2], r64(p, o + 8) ^ seed ^ s[1]);
+            if i > 32 {
+                seed = rapid_mix(r64(p, o + 16) ^ s[2], r64(p, o + 24) ^ seed);
+            }
+        }
+        // The last 16 bytes of the key (they may overlap what was mixed).
+        a = r64(p, o + i - 16);
+        b = r64(p, o + i - 8);
+    }
+    a ^= s[1];
+    b ^= seed;
+    let (lo, hi) = rapid_mum(a, b);
+    rapid_mix(lo ^ s[0] ^ len as u64, hi ^ s[1])
+}
+
+/// The command audit: for every unit a deps record describes (`built`: its
+/// target and its object as ninja spells it), the command hash `.ninja_log`
+/// recorded must be the hash of the command the manifest gives the object now,
+/// as ninja's own dirty check requires. A difference means a configure changed
+/// how the unit compiles after it was compiled: `DEP_EVIDENCE_STALE`, once per
+/// target. A manifest or log that cannot be read is `DEP_PREREQ_UNINSPECTABLE`.
+pub(crate) fn audit_commands(
+    reader: &Reader,
+    model: &Codemodel,
+    built: &[(usize, String)],
+    gaps: &mut Vec<Gap>,
+) {
+    if built.is_empty() {
+        return;
+    }
+    let build = model.build_root.as_str();
+    let file = if model.multi_config {
+        format!("build-{}.ninja", model.config)
+    } else {
+        "build.ninja".to_owned()
+    };
+    let cannot = |what: String| {
+        Gap::new(
+            Code::DepPrereqUninspectable,
+            format!("{what}: the commands the objects were compiled with cannot be compared with the manifest's"),
+        )
+    };
+    let manifest = match Manifest::load(reader, build, &file) {
+        Ok(m) => m,
+        Err(e) => return gaps.push(cannot(e)),
+    };
+    let log_dir = match manifest.top_level("builddir") {
+        Some(d) if !d.is_empty() => paths::join_fold(build, d),
+        _ => build.to_owned(),
+    };
+    let log_path = format!("{log_dir}/.ninja_log");
+    let shown = paths::relative_to(&log_path, build).to_owned();
+    let log = match reader
+        .read(&log_path)
+        .map_err(|e| e.to_string())
+        .and_then(|b| parse(&b))
+    {
+        Ok(l) => l,
+        Err(e) => return gaps.push(cannot(format!("{shown}: {e}"))),
+    };
+    // Per target: how many objects differ, and the first by name.
+    let mut changed: BTreeMap<usize, (usize, &str, &'static str)> = BTreeMap::new();
+    for (target, out) in built {
+        let why = match (manifest.command_of(out), log.hashes.get(out.as_str())) {
+            (None, _) => "the manifest no longer builds it",
+            (Some(_), None) => "no .ninja_log entry says how it was compiled",
+            (Some(cmd), Some(&h)) if log.hash(cmd.as_bytes()) != h => {
+                "its command in the manifest is not the one .ninja_log recorded (ninja would compile it again)"
+            }
+            _ => continue,
+        };
+        let e = changed.entry(*target).or_insert((0, out, why));
+        e.0 += 1;
+        if out.as_str() < e.1 {
+            (e.1, e.2) = (out, why);
+        }
+    }
+    for (target, (n, first, why)) in changed {
+        let more = match n {
+            1 => String::new(),
+            2 => " (and 1 more object of the target)".to_owned(),
+            _ => format!(" (and {} more objects of the target)", n - 1),
+        };
+        gaps.push(Gap::new(
+            Code::DepEvidenceStale,
+            format!(
+                "{first} of target {:?}: {why}{more}; the compile flags changed after the build ({file} against {shown})",
+                model.targets[target].name
+            ),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One command, as ninja 1.11 (log v5) and ninja 1.13 (log v7) logged it
+    /// for `rule cxx: g++ -MD -MF $out.d -c $in -o $out`, `build a.o: cxx a.cpp`.
+    #[test]
+    fn hashes_agree_with_real_ninja_logs() {
+        let c = b"g++ -MD -MF a.o.d -c a.cpp -o a.o";
+        assert_eq!(murmur_hash_64a(c), 0xdb38_4bae_03c8_3383);
+        assert_eq!(rapidhash(c), 0x23fc_277e_c6ad_ea37);
+        assert_eq!(hash_command(5, c), hash_command(6, c));
+        assert_ne!(hash_command(6, c), hash_command(7, c));
+    }
+
+    #[test]
+    fn hashes_take_every_length() {
+        // Every branch of both functions (short, 4..16, 17..48, the 48-byte loop).
+        let bytes: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
+        let mut seen = std::collections::HashSet::new();
+        for n in 0..bytes.len() {
+            assert!(
+                seen.insert(rapidhash(&bytes[..n])),
+                "rapidhash collides at {n}"
+            );
+            assert!(
+                seen.insert(murmur_hash_64a(&bytes[..n])),
+                "murmur collides at {n}"
+            );
+        }
+    }
+
+    #[test]
+    fn log_lines_last_wins_torn_tail_skipped() {
+        let log = parse(
+            b"# ninja log v5\n1\t2\t3\ta.o\tff\n1\t2\t3\tb.o\t10\n4\t5\t6\ta.o\t1a\nshort\n7\t8\t9\tc.o\t2",
+        )
+        .unwrap();
+        assert_eq!(log.version, 5);
+        assert_eq!(log.hashes.get("a.o"), Some(&0x1a));
+        assert_eq!(log.hashes.get("b.o"), Some(&0x10));
+        assert_eq!(
+            log.hashes.get("c.o"),
+            None,
+            "a torn last line is skipped, as ninja does"
+        );
+    }
+
+    #[test]
+    fn unknown_versions_and_bad_hashes_are_rejected() {
+        assert!(parse(b"# ninja log v4\n").is_err());
+        assert!(parse(b"# ninja log v8\n").is_err());
+        assert!(parse(b"ninja log\n").is_err());
+        assert!(parse(b"").is_err());
+        assert!(parse(b"# ninja log v7\n1\t2\t3\ta.o\tnothex\n").is_err());
+        assert_eq!(parse(b"# ninja log v7\n").unwrap().hashes.len(), 0);
+    }
+}
