@@ -14,7 +14,7 @@
 # Measured side by side, each the median of RUNS (default 7, at least 5) runs:
 #   cat floor        xargs cat over every evidence file diff2test reads (all .d files,
 #                    or the .ninja_deps, every File API reply file, ctest.json,
-#                    deps.txt) > /dev/null
+#                    deps.txt; for Ninja also build.ninja, rules.ninja, .ninja_log) > /dev/null
 #   readall 1T / 2T  examples/readall.rs: open + read each file once, 1 and 2 threads
 #   readall 2T + audit stats   (Ninja presets) the same, then on one thread the stats a
 #                    deps log's freshness audit needs: each project file and directory
@@ -99,6 +99,12 @@ files=$dir/bench-files.txt
   find "$BUILD/.cmake/api/v1/reply" -type f -name '*.json' | LC_ALL=C sort
   echo "$BUILD/ctest.json"
   echo "$BUILD/deps.txt"
+  # A Ninja tree's manifest and build log: the command audit reads them.
+  if grep -q '/\.ninja_deps$' "$BUILD/deps.txt"; then
+    for f in build.ninja CMakeFiles/rules.ninja .ninja_log; do
+      [[ -f $BUILD/$f ]] && echo "$BUILD/$f"
+    done
+  fi
 } >"$files"
 n_files=$(wc -l <"$files" | tr -d ' ')
 bytes=$(xargs cat <"$files" | wc -c | tr -d ' ')

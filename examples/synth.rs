@@ -3733,13 +3733,22 @@ pub fn generate(preset: &Preset, seed: u64, out: &Path) -> io::Result<Summary> {
             w.write(build_p.join("CMakeFiles/rules.ninja"), rules.as_bytes(), T0)?;
         sum.other_build_bytes += w.write(build_p.join("build.ninja"), manifest.as_bytes(), T0)?;
         let reader = diff2test::ingest::Reader::new(diff2test::ingest::Limits::default());
-        let m = diff2test::ingest::ninja_manifest::Manifest::load(&reader, &build, "build.ninja")
-            .map_err(std::io::Error::other)?;
+        let mut commands = std::collections::HashMap::new();
+        diff2test::ingest::ninja_manifest::for_each_command(
+            &reader,
+            &build,
+            "build.ninja",
+            None,
+            |o, c| {
+                commands.insert(o.to_owned(), c.to_owned());
+            },
+        )
+        .map_err(std::io::Error::other)?;
         let mut ninja_log = String::from("# ninja log v5\n");
         for (i, tu) in g.tus.iter().enumerate() {
             let obj_rel = g.obj_rel(tu);
-            let cmd = m
-                .command_of(&obj_rel)
+            let cmd = commands
+                .get(&obj_rel)
                 .ok_or_else(|| std::io::Error::other(format!("no edge builds {obj_rel}")))?;
             let hash = diff2test::ingest::ninja_log::hash_command(5, cmd.as_bytes());
             let mtime_ns = (T0 + 200) as u64 * 1_000_000_000;

@@ -199,6 +199,11 @@ fn analyse_evidence(
         let mut mappings = graph.map_tests(cat);
         let config_gaps = graph.config_gaps(cat);
 
+        // A Ninja build's manifest and log, read here while the deps log is.
+        if model.is_ninja() {
+            job.ninja_commands(model);
+        }
+
         // 6-7. Dependency files: mapping, completeness, freshness.
         let pending = job.pending(job.work_and_join(helpers));
         let (mut deps, dep_gaps) = pending.finish(reader, model, sources);

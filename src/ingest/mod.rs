@@ -169,6 +169,55 @@ impl Reader {
         &self.limits
     }
 
+    /// Reads a file in pieces of about `chunk` bytes, handing each to `f` in
+    /// order, under the same limits (and with the same digest) as [`Self::read`],
+    /// so a large file is never whole in memory. `f`'s error ends the read.
+    pub fn read_chunks(
+        &self,
+        path: &str,
+        chunk: usize,
+        mut f: impl FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        use sha2::Digest;
+        let mut file = std::fs::File::open(path).map_err(|e| ReadError::Io(e).to_string())?;
+        let max = self.limits.max_file_bytes;
+        let mut digest = self.digests.as_ref().map(|_| sha2::Sha256::new());
+        let mut buf = vec![0u8; chunk.max(4096)];
+        let mut n: u64 = 0;
+        loop {
+            let k = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(k) => k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ReadError::Io(e).to_string()),
+            };
+            n += k as u64;
+            if n > max {
+                return Err(ReadError::TooLarge { limit: max }.to_string());
+            }
+            if let Some(d) = &mut digest {
+                d.update(&buf[..k]);
+            }
+            f(&buf[..k])?;
+        }
+        let before = self.total.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > self.limits.max_total_bytes {
+            self.total_exceeded.store(true, Ordering::Relaxed);
+            return Err(ReadError::TotalTooLarge {
+                limit: self.limits.max_total_bytes,
+            }
+            .to_string());
+        }
+        if let (Some(d), Some(h)) = (&self.digests, digest) {
+            let h: [u8; 32] = h.finalize().into();
+            match d.lock() {
+                Ok(mut g) => g.push((path.to_owned(), h)),
+                Err(poisoned) => poisoned.into_inner().push((path.to_owned(), h)),
+            }
+        }
+        Ok(())
+    }
+
     /// Reads a whole file, refusing files over the limits.
     pub fn read(&self, path: &str) -> Result<Vec<u8>, ReadError> {
         let mut buf = Vec::new();

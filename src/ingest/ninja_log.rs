@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 
 use super::file_api::Codemodel;
-use super::ninja_manifest::Manifest;
+use super::ninja_manifest;
 use super::Reader;
 use crate::fasthash::FastMap;
 use crate::paths;
@@ -200,6 +200,59 @@ pub fn rapidhash(p: &[u8]) -> u64 {
     rapid_mix(lo ^ s[0] ^ len as u64, hi ^ s[1])
 }
 
+/// Each output's command hash in the build manifest now and in `.ninja_log`,
+/// or why they cannot be compared.
+pub struct Commands(Result<CommandHashes, String>);
+
+/// The two sides of the comparison.
+pub struct CommandHashes {
+    /// The manifest read (`build.ninja`, `build-<Config>.ninja`).
+    file: String,
+    /// The log read, relative to the build root.
+    log_shown: String,
+    /// What the log recorded.
+    log: BuildLog,
+    /// Output → hash of the command the manifest gives it now.
+    now: FastMap<String, u64>,
+}
+
+/// Reads `.ninja_log` and then the manifest of the selected configuration,
+/// hashing every non-phony output's command as the log's version requires.
+pub(crate) fn read_commands(reader: &Reader, model: &Codemodel) -> Commands {
+    let build = model.build_root.as_str();
+    let file = if model.multi_config {
+        format!("build-{}.ninja", model.config)
+    } else {
+        "build.ninja".to_owned()
+    };
+    let log_path = format!("{build}/.ninja_log");
+    let log_shown = paths::relative_to(&log_path, build).to_owned();
+    let log = match reader
+        .read(&log_path)
+        .map_err(|e| e.to_string())
+        .and_then(|b| parse(&b))
+    {
+        Ok(l) => l,
+        Err(e) => return Commands(Err(format!("{log_shown}: {e}"))),
+    };
+    let mut now: FastMap<String, u64> = FastMap::default();
+    let walked = ninja_manifest::for_each_command(reader, build, &file, None, |o, cmd| {
+        now.insert(o.to_owned(), log.hash(cmd.as_bytes()));
+    });
+    Commands(match walked {
+        Err(e) => Err(e),
+        Ok((_, Some(dir))) if !dir.is_empty() && dir != "." => Err(format!(
+            "{file} sets builddir = {dir:?}, so ninja keeps its log elsewhere (not followed)"
+        )),
+        Ok(_) => Ok(CommandHashes {
+            file,
+            log_shown,
+            log,
+            now,
+        }),
+    })
+}
+
 /// The command audit: for every unit a deps record describes (`built`: its
 /// target and its object as ninja spells it), the command hash `.ninja_log`
 /// recorded must be the hash of the command the manifest gives the object now,
@@ -207,51 +260,27 @@ pub fn rapidhash(p: &[u8]) -> u64 {
 /// how the unit compiles after it was compiled: `DEP_EVIDENCE_STALE`, once per
 /// target. A manifest or log that cannot be read is `DEP_PREREQ_UNINSPECTABLE`.
 pub(crate) fn audit_commands(
-    reader: &Reader,
     model: &Codemodel,
+    commands: &Commands,
     built: &[(usize, String)],
     gaps: &mut Vec<Gap>,
 ) {
-    if built.is_empty() {
-        return;
-    }
-    let build = model.build_root.as_str();
-    let file = if model.multi_config {
-        format!("build-{}.ninja", model.config)
-    } else {
-        "build.ninja".to_owned()
-    };
-    let cannot = |what: String| {
-        Gap::new(
-            Code::DepPrereqUninspectable,
-            format!("{what}: the commands the objects were compiled with cannot be compared with the manifest's"),
-        )
-    };
-    let manifest = match Manifest::load(reader, build, &file) {
-        Ok(m) => m,
-        Err(e) => return gaps.push(cannot(e)),
-    };
-    let log_dir = match manifest.top_level("builddir") {
-        Some(d) if !d.is_empty() => paths::join_fold(build, d),
-        _ => build.to_owned(),
-    };
-    let log_path = format!("{log_dir}/.ninja_log");
-    let shown = paths::relative_to(&log_path, build).to_owned();
-    let log = match reader
-        .read(&log_path)
-        .map_err(|e| e.to_string())
-        .and_then(|b| parse(&b))
-    {
-        Ok(l) => l,
-        Err(e) => return gaps.push(cannot(format!("{shown}: {e}"))),
+    let c = match &commands.0 {
+        Ok(c) => c,
+        Err(e) => {
+            return gaps.push(Gap::new(
+                Code::DepPrereqUninspectable,
+                format!("{e}: the commands the objects were compiled with cannot be compared with the manifest's"),
+            ))
+        }
     };
     // Per target: how many objects differ, and the first by name.
     let mut changed: BTreeMap<usize, (usize, &str, &'static str)> = BTreeMap::new();
     for (target, out) in built {
-        let why = match (manifest.command_of(out), log.hashes.get(out.as_str())) {
+        let why = match (c.now.get(out.as_str()), c.log.hashes.get(out.as_str())) {
             (None, _) => "the manifest no longer builds it",
             (Some(_), None) => "no .ninja_log entry says how it was compiled",
-            (Some(cmd), Some(&h)) if log.hash(cmd.as_bytes()) != h => {
+            (Some(now), Some(then)) if now != then => {
                 "its command in the manifest is not the one .ninja_log recorded (ninja would compile it again)"
             }
             _ => continue,
@@ -271,8 +300,8 @@ pub(crate) fn audit_commands(
         gaps.push(Gap::new(
             Code::DepEvidenceStale,
             format!(
-                "{first} of target {:?}: {why}{more}; the compile flags changed after the build ({file} against {shown})",
-                model.targets[target].name
+                "{first} of target {:?}: {why}{more}; the build is not what {} describes now ({} against {})",
+                model.targets[target].name, c.file, c.file, c.log_shown
             ),
         ));
     }

@@ -10,19 +10,27 @@
 //! file over the reading limits) is an error: the caller then cannot compare
 //! commands and says so; it never guesses.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::Reader;
-use crate::fasthash::FastMap;
+use crate::fasthash::FastSet;
 
 /// A piece of an unevaluated string: text, or a variable reference.
 #[derive(Clone, Debug)]
-enum Piece {
+enum Piece<'a> {
+    Text(&'a str),
+    Var(&'a str),
+}
+
+type Eval<'a> = Vec<Piece<'a>>;
+
+/// A rule's binding, kept past the file it was read from.
+#[derive(Clone, Debug)]
+enum OwnedPiece {
     Text(String),
     Var(String),
 }
-
-type Eval = Vec<Piece>;
 
 #[derive(Debug, Default)]
 struct Scope {
@@ -33,146 +41,183 @@ struct Scope {
 
 #[derive(Debug, Default)]
 struct Rule {
-    bindings: HashMap<String, Eval>,
+    bindings: Vec<(String, Vec<OwnedPiece>)>,
 }
 
-/// Where an edge looks up a variable before its rule and its scope's parents:
-/// its own bindings (if it has any), otherwise its scope's variables.
-#[derive(Debug)]
-enum EdgeEnv {
-    Own(HashMap<String, String>, usize),
-    Scope(usize),
+impl Rule {
+    fn get(&self, var: &str) -> Option<&[OwnedPiece]> {
+        self.bindings
+            .iter()
+            .find(|(k, _)| k == var)
+            .map(|(_, v)| v.as_slice())
+    }
 }
 
-#[derive(Debug)]
-struct Edge {
-    rule: usize,
-    env: EdgeEnv,
-    ins: Vec<String>,
-    outs: Vec<String>,
+/// One edge while its command is evaluated: what ninja's `EdgeEnv` sees.
+struct EdgeView<'e> {
+    rule: &'e Rule,
+    /// The edge's own bindings (evaluated), or `None`: it has none, and its
+    /// scope's variables come first (ninja's `LookupWithFallback` on that env).
+    own: Option<&'e [(&'e str, Cow<'e, str>)]>,
+    scope: usize,
+    ins: &'e [String],
+    outs: &'e [String],
 }
 
-/// A parsed manifest.
-#[derive(Debug, Default)]
-pub struct Manifest {
+/// What the reader keeps while it goes through the manifest.
+struct State<'w> {
     scopes: Vec<Scope>,
     rules: Vec<Rule>,
-    edges: Vec<Edge>,
-    /// Output path (canonical, as ninja spells it) → the edge building it.
-    by_output: FastMap<String, usize>,
+    /// Outputs whose command is wanted (`None`: every output).
+    wanted: Option<&'w FastSet<&'w str>>,
+    /// Outputs seen so far among the wanted ones (ninja rejects two edges
+    /// building one output).
+    seen: FastSet<String>,
+    /// (scope, name) of each scope variable a command looked up (found or
+    /// not): ninja evaluates commands after the whole manifest is read, this
+    /// reader as it goes, so a later assignment to one of them would make the
+    /// two differ. Such a manifest is refused (CMake writes none).
+    looked_up: FastSet<(usize, String)>,
+    /// The command and response-file content of the edge at hand, reused.
+    buffers: (String, String),
 }
 
 const PHONY: usize = 0;
 
-impl Manifest {
-    /// Reads `file` (relative to `build_root`, where ninja runs, or absolute)
-    /// and everything it includes.
-    pub fn load(reader: &Reader, build_root: &str, file: &str) -> Result<Manifest, String> {
-        let mut m = Manifest {
-            scopes: vec![Scope::default()],
-            rules: vec![Rule::default()],
-            ..Manifest::default()
-        };
-        m.scopes[0].rules.insert("phony".into(), PHONY);
-        m.parse_file(reader, build_root, file, 0, 0)?;
-        Ok(m)
-    }
+/// Reads `file` (relative to `build_root`, where ninja runs, or absolute) and
+/// everything it includes, and calls `emit(output, command)` for every output
+/// of a non-phony edge that is in `wanted` (every output, with `None`), with
+/// the command ninja would run for it now: `Edge::EvaluateCommand(true)`,
+/// `;rspfile=CONTENT` appended when the rule has a response file (what ninja
+/// hashes into `.ninja_log`). Returns how many edges the manifest has and
+/// its top-level `builddir` (where ninja keeps its logs), if set.
+pub fn for_each_command(
+    reader: &Reader,
+    build_root: &str,
+    file: &str,
+    wanted: Option<&FastSet<&str>>,
+    mut emit: impl FnMut(&str, &str),
+) -> Result<(usize, Option<String>), String> {
+    let mut st = State {
+        scopes: vec![Scope::default()],
+        rules: vec![Rule::default()],
+        wanted,
+        seen: FastSet::default(),
+        looked_up: FastSet::default(),
+        buffers: (String::new(), String::new()),
+    };
+    st.scopes[0].rules.insert("phony".into(), PHONY);
+    let mut edges = 0;
+    st.parse_file(reader, build_root, file, 0, 0, &mut edges, &mut emit)?;
+    Ok((edges, st.scopes[0].vars.remove("builddir")))
+}
 
-    /// The command ninja would run for `output` now, with `;rspfile=CONTENT`
-    /// appended when the rule has a response file (what ninja hashes), or
-    /// `None` when no edge builds it or the edge is phony.
-    pub fn command_of(&self, output: &str) -> Option<String> {
-        let &e = self.by_output.get(output)?;
-        if self.edges[e].rule == PHONY {
-            return None;
-        }
-        let mut cmd = self.binding(e, "command", 0);
-        let rsp = self.binding(e, "rspfile_content", 0);
-        if !rsp.is_empty() {
-            cmd.push_str(";rspfile=");
-            cmd.push_str(&rsp);
-        }
-        Some(cmd)
-    }
-
-    /// A variable of the top-level scope (`builddir`), if set.
-    pub fn top_level(&self, var: &str) -> Option<&str> {
-        self.scopes[0].vars.get(var).map(String::as_str)
-    }
-
-    /// How many edges the manifest has (phony ones included).
-    pub fn edge_count(&self) -> usize {
-        self.edges.len()
-    }
-
+impl State<'_> {
     // ------------------------------------------------------------- evaluation
 
-    fn scope_lookup(&self, mut s: Option<usize>, var: &str) -> String {
+    fn scope_lookup(&self, mut s: Option<usize>, var: &str) -> Option<&str> {
         while let Some(i) = s {
             if let Some(v) = self.scopes[i].vars.get(var) {
-                return v.clone();
+                return Some(v);
             }
             s = self.scopes[i].parent;
         }
-        String::new()
+        None
     }
 
-    /// ninja's `EdgeEnv::LookupVariable` with shell-escaped `$in` / `$out`.
-    fn binding(&self, e: usize, var: &str, depth: usize) -> String {
-        let edge = &self.edges[e];
+    /// ninja's `EdgeEnv::LookupVariable` (shell-escaped `$in` / `$out`),
+    /// appended to `out`.
+    fn binding(&mut self, e: &EdgeView<'_>, var: &str, depth: usize, out: &mut String) {
         match var {
-            "in" => return path_list(&edge.ins, ' '),
-            "in_newline" => return path_list(&edge.ins, '\n'),
-            "out" => return path_list(&edge.outs, ' '),
+            "in" => return path_list(e.ins, ' ', out),
+            "in_newline" => return path_list(e.ins, '\n', out),
+            "out" => return path_list(e.outs, ' ', out),
             _ => {}
         }
-        let eval = self.rules[edge.rule].bindings.get(var);
-        let (own, parent) = match &edge.env {
-            EdgeEnv::Own(map, parent) => (map, Some(*parent)),
-            EdgeEnv::Scope(s) => (&self.scopes[*s].vars, self.scopes[*s].parent),
+        let (own, parent) = match e.own {
+            Some(own) => (
+                own.iter().find(|(k, _)| *k == var).map(|(_, v)| v.as_ref()),
+                Some(e.scope),
+            ),
+            None => {
+                // The scope's own variables come before the rule's: a later
+                // assignment there would change the command too.
+                self.looked_up.insert((e.scope, var.to_owned()));
+                (
+                    self.scopes[e.scope].vars.get(var).map(String::as_str),
+                    self.scopes[e.scope].parent,
+                )
+            }
         };
-        if let Some(v) = own.get(var) {
-            return v.clone();
+        if let Some(v) = own {
+            out.push_str(v);
+            return;
         }
-        if let Some(ev) = eval {
+        if let Some(ev) = e.rule.get(var) {
             // A rule variable naming another: ninja rejects cycles; a bound
             // depth keeps a forged manifest from recursing without end.
             if depth > 64 {
-                return String::new();
+                return;
             }
-            let mut out = String::new();
             for p in ev {
                 match p {
-                    Piece::Text(t) => out.push_str(t),
-                    Piece::Var(v) => out.push_str(&self.binding(e, v, depth + 1)),
+                    OwnedPiece::Text(t) => out.push_str(t),
+                    OwnedPiece::Var(v) => self.binding(e, v, depth + 1, out),
                 }
             }
-            return out;
+            return;
         }
-        self.scope_lookup(parent, var)
+        let mut s = parent;
+        while let Some(i) = s {
+            self.looked_up.insert((i, var.to_owned()));
+            if self.scopes[i].vars.contains_key(var) {
+                break;
+            }
+            s = self.scopes[i].parent;
+        }
+        if let Some(v) = self.scope_lookup(parent, var) {
+            out.push_str(v);
+        }
     }
 
-    fn eval_in_scope(
+    /// An edge binding, a path or a top-level value: evaluated now, in the
+    /// edge's own bindings (paths only) and then the scope chain.
+    fn eval_now(
         &self,
-        ev: &Eval,
+        ev: &Eval<'_>,
         scope: usize,
-        own: Option<&HashMap<String, String>>,
+        own: Option<&[(&str, Cow<'_, str>)]>,
     ) -> String {
         let mut out = String::new();
         for p in ev {
             match p {
                 Piece::Text(t) => out.push_str(t),
-                Piece::Var(v) => match own.and_then(|m| m.get(v)) {
-                    Some(x) => out.push_str(x),
-                    None => out.push_str(&self.scope_lookup(Some(scope), v)),
-                },
+                Piece::Var(v) => {
+                    let local = own
+                        .and_then(|o| o.iter().find(|(k, _)| k == v))
+                        .map(|(_, x)| x.as_ref());
+                    if let Some(x) = local.or_else(|| self.scope_lookup(Some(scope), v)) {
+                        out.push_str(x);
+                    }
+                }
             }
         }
         out
     }
 
+    fn assign(&mut self, scope: usize, key: &str, value: String) -> Result<(), String> {
+        if self.looked_up.contains(&(scope, key.to_owned())) {
+            return Err(format!(
+                "variable {key:?} is set after an edge whose command uses it (ninja evaluates commands after the whole manifest; not followed)"
+            ));
+        }
+        self.scopes[scope].vars.insert(key.to_owned(), value);
+        Ok(())
+    }
+
     // ---------------------------------------------------------------- parsing
 
+    #[allow(clippy::too_many_arguments)]
     fn parse_file(
         &mut self,
         reader: &Reader,
@@ -180,38 +225,74 @@ impl Manifest {
         file: &str,
         scope: usize,
         depth: usize,
+        edges: &mut usize,
+        emit: &mut dyn FnMut(&str, &str),
     ) -> Result<(), String> {
         if depth > 32 {
             return Err(format!("{file}: includes nested more than 32 deep"));
         }
         let path = crate::paths::join_fold(build_root, file);
-        let bytes = reader.read(&path).map_err(|e| format!("{path}: {e}"))?;
-        let text = String::from_utf8(bytes).map_err(|_| format!("{path}: not valid UTF-8"))?;
-        let mut lx = Lexer {
-            s: text.as_bytes(),
-            at: 0,
-        };
         let shown = crate::paths::relative_to(&path, build_root).to_owned();
-        self.parse_statements(reader, build_root, &mut lx, scope, depth)
-            .map_err(|e| format!("{shown}: line {}: {e}", lx.line()))
+        // In pieces that end where a statement does: a manifest can be tens
+        // of megabytes, and only one statement at a time is ever needed.
+        let mut pending: Vec<u8> = Vec::new();
+        let mut line_base = 0usize;
+        let mut segment =
+            |st: &mut Self, bytes: &[u8], line_base: &mut usize| -> Result<(), String> {
+                let text =
+                    std::str::from_utf8(bytes).map_err(|_| format!("{path}: not valid UTF-8"))?;
+                let mut lx = Lexer {
+                    s: text,
+                    at: 0,
+                    line_base: *line_base,
+                };
+                st.parse_statements(reader, build_root, &mut lx, scope, depth, edges, emit)
+                    .map_err(|e| format!("{shown}: line {}: {e}", lx.line()))?;
+                *line_base += count_newlines(bytes);
+                Ok(())
+            };
+        reader
+            .read_chunks(&path, 1 << 20, |chunk| {
+                pending.extend_from_slice(chunk);
+                let cut = statement_boundary(&pending);
+                if cut > 0 {
+                    segment(self, &pending[..cut], &mut line_base)?;
+                    pending.drain(..cut);
+                }
+                Ok(())
+            })
+            .map_err(|e| {
+                if e.starts_with(&shown) || e.starts_with(&path) {
+                    e
+                } else {
+                    format!("{path}: {e}")
+                }
+            })?;
+        segment(self, &pending, &mut line_base)
     }
 
-    fn parse_statements(
+    #[allow(clippy::too_many_arguments)]
+    fn parse_statements<'a>(
         &mut self,
         reader: &Reader,
         build_root: &str,
-        lx: &mut Lexer<'_>,
+        lx: &mut Lexer<'a>,
         scope: usize,
         depth: usize,
+        edges: &mut usize,
+        emit: &mut dyn FnMut(&str, &str),
     ) -> Result<(), String> {
         loop {
             match lx.statement()? {
                 Stmt::Eof => return Ok(()),
                 Stmt::Blank => {}
                 Stmt::Indent => return Err("unexpected indentation".into()),
-                Stmt::Word(w) => match w.as_str() {
+                Stmt::Word(w) => match w {
                     "rule" => self.parse_rule(lx, scope)?,
-                    "build" => self.parse_edge(lx, scope)?,
+                    "build" => {
+                        *edges += 1;
+                        self.parse_edge(lx, scope, emit)?;
+                    }
                     "pool" => {
                         lx.ident()?;
                         lx.newline()?;
@@ -229,7 +310,7 @@ impl Manifest {
                             return Err(format!("{w} without a path"));
                         }
                         lx.newline()?;
-                        let file = self.eval_in_scope(&p, scope, None);
+                        let file = self.eval_now(&p, scope, None);
                         let target = if w == "subninja" {
                             self.scopes.push(Scope {
                                 parent: Some(scope),
@@ -239,14 +320,14 @@ impl Manifest {
                         } else {
                             scope
                         };
-                        self.parse_file(reader, build_root, &file, target, depth + 1)?;
+                        self.parse_file(reader, build_root, &file, target, depth + 1, edges, emit)?;
                     }
                     _ => {
                         // A top-level binding, evaluated now in its scope.
                         lx.expect_equals()?;
                         let v = lx.value()?;
-                        let value = self.eval_in_scope(&v, scope, None);
-                        self.scopes[scope].vars.insert(w, value);
+                        let value = self.eval_now(&v, scope, None);
+                        self.assign(scope, w, value)?;
                     }
                 },
             }
@@ -256,17 +337,25 @@ impl Manifest {
     fn parse_rule(&mut self, lx: &mut Lexer<'_>, scope: usize) -> Result<(), String> {
         let name = lx.ident()?;
         lx.newline()?;
-        if self.scopes[scope].rules.contains_key(&name) {
+        if self.scopes[scope].rules.contains_key(name) {
             return Err(format!("duplicate rule {name:?}"));
         }
         let mut rule = Rule::default();
         while lx.peek_indent() {
             let (k, v) = lx.binding()?;
-            rule.bindings.insert(k, v);
+            let owned = v
+                .into_iter()
+                .map(|p| match p {
+                    Piece::Text(t) => OwnedPiece::Text(t.to_owned()),
+                    Piece::Var(v) => OwnedPiece::Var(v.to_owned()),
+                })
+                .collect();
+            rule.bindings.retain(|(key, _)| key != k);
+            rule.bindings.push((k.to_owned(), owned));
         }
         self.rules.push(rule);
         let id = self.rules.len() - 1;
-        self.scopes[scope].rules.insert(name, id);
+        self.scopes[scope].rules.insert(name.to_owned(), id);
         Ok(())
     }
 
@@ -280,99 +369,141 @@ impl Manifest {
         None
     }
 
-    fn parse_edge(&mut self, lx: &mut Lexer<'_>, scope: usize) -> Result<(), String> {
+    fn parse_edge(
+        &mut self,
+        lx: &mut Lexer<'_>,
+        scope: usize,
+        emit: &mut dyn FnMut(&str, &str),
+    ) -> Result<(), String> {
         let mut outs = Vec::new();
-        loop {
-            let p = lx.path()?;
-            if p.is_empty() {
-                break;
-            }
+        while let Some(p) = lx.path_nonempty()? {
             outs.push(p);
         }
-        let mut implicit_outs = Vec::new();
+        let n_explicit = outs.len();
         if lx.eat(b"|") {
-            loop {
-                let p = lx.path()?;
-                if p.is_empty() {
-                    break;
-                }
-                implicit_outs.push(p);
+            while let Some(p) = lx.path_nonempty()? {
+                outs.push(p);
             }
         }
-        if outs.is_empty() && implicit_outs.is_empty() {
+        if outs.is_empty() {
             return Err("expected a path".into());
+        }
+        // Outputs written as plain text (CMake's are) that nobody wants: the
+        // rest of the statement is only checked for where it ends.
+        if let Some(w) = self.wanted {
+            let plain = outs
+                .iter()
+                .all(|p| p.iter().all(|x| matches!(x, Piece::Text(_))));
+            if plain
+                && !outs
+                    .iter()
+                    .any(|p| w.contains(canonicalize(&concat(p)).as_str()))
+            {
+                return lx.skip_statement();
+            }
         }
         if !lx.eat(b":") {
             return Err("expected ':'".into());
         }
         let rule_name = lx.ident()?;
         let rule = self
-            .lookup_rule(Some(scope), &rule_name)
+            .lookup_rule(Some(scope), rule_name)
             .ok_or_else(|| format!("unknown build rule {rule_name:?}"))?;
         let mut ins = Vec::new();
-        loop {
-            let p = lx.path()?;
-            if p.is_empty() {
-                break;
-            }
+        while let Some(p) = lx.path_nonempty()? {
             ins.push(p);
         }
         // Implicit, order-only and validation inputs are not part of `$in`.
         while lx.eat(b"|@") || lx.eat(b"||") || lx.eat(b"|") {
-            while !lx.path()?.is_empty() {}
+            while lx.path_nonempty()?.is_some() {}
         }
         lx.newline()?;
-        let mut own: Option<HashMap<String, String>> = None;
+        let mut own: Option<Vec<(&str, Cow<'_, str>)>> = None;
         while lx.peek_indent() {
             let (k, v) = lx.binding()?;
             // Edge bindings are evaluated in the enclosing scope, not the edge's.
-            let value = self.eval_in_scope(&v, scope, None);
-            own.get_or_insert_with(HashMap::new).insert(k, value);
+            let value = match v.as_slice() {
+                [] => Cow::Borrowed(""),
+                [Piece::Text(t)] => Cow::Borrowed(*t),
+                _ => Cow::Owned(self.eval_now(&v, scope, None)),
+            };
+            let own = own.get_or_insert_with(Vec::new);
+            own.retain(|(key, _)| *key != k);
+            own.push((k, value));
         }
-        let eval_paths = |m: &Manifest, ps: &[Eval]| -> Vec<String> {
+        let paths = |st: &State<'_>, ps: &[Eval<'_>]| -> Vec<String> {
             ps.iter()
-                .map(|p| canonicalize(&m.eval_in_scope(p, scope, own.as_ref())))
+                .map(|p| match p.as_slice() {
+                    [Piece::Text(t)] => canonicalize(t),
+                    _ => canonicalize(&st.eval_now(p, scope, own.as_deref())),
+                })
                 .collect()
         };
-        let outs_c = eval_paths(self, &outs);
-        let implicit_c = eval_paths(self, &implicit_outs);
-        let ins_c = eval_paths(self, &ins);
-        let id = self.edges.len();
-        for o in outs_c.iter().chain(&implicit_c) {
-            if self.by_output.insert(o.clone(), id).is_some() {
+        let all_outs = paths(self, &outs);
+        let wanted: Vec<&String> = all_outs
+            .iter()
+            .filter(|o| self.wanted.is_none_or(|w| w.contains(o.as_str())))
+            .collect();
+        for o in &wanted {
+            if !self.seen.insert((*o).clone()) {
                 return Err(format!("multiple rules generate {o}"));
             }
         }
-        self.edges.push(Edge {
-            rule,
-            env: match own {
-                Some(m) => EdgeEnv::Own(m, scope),
-                None => EdgeEnv::Scope(scope),
-            },
-            ins: ins_c,
-            outs: outs_c,
-        });
+        if wanted.is_empty() || rule == PHONY {
+            return Ok(());
+        }
+        let ins = paths(self, &ins);
+        let rules = std::mem::take(&mut self.rules);
+        let view = EdgeView {
+            rule: &rules[rule],
+            own: own.as_deref(),
+            scope,
+            ins: &ins,
+            outs: &all_outs[..n_explicit],
+        };
+        let (mut cmd, mut rsp) = std::mem::take(&mut self.buffers);
+        cmd.clear();
+        rsp.clear();
+        self.binding(&view, "command", 0, &mut cmd);
+        self.binding(&view, "rspfile_content", 0, &mut rsp);
+        self.rules = rules;
+        if !rsp.is_empty() {
+            cmd.push_str(";rspfile=");
+            cmd.push_str(&rsp);
+        }
+        for o in wanted {
+            emit(o, &cmd);
+        }
+        self.buffers = (cmd, rsp);
         Ok(())
     }
 }
 
+fn concat(ev: &Eval<'_>) -> String {
+    let mut s = String::new();
+    for p in ev {
+        if let Piece::Text(t) = p {
+            s.push_str(t);
+        }
+    }
+    s
+}
+
 /// `$in` / `$out`: paths joined by `sep`, each shell-escaped as ninja does.
-fn path_list(paths: &[String], sep: char) -> String {
-    let mut out = String::new();
+fn path_list(paths: &[String], sep: char, out: &mut String) {
     for (i, p) in paths.iter().enumerate() {
         if i > 0 {
             out.push(sep);
         }
-        shell_escape(p, &mut out);
+        shell_escape(p, out);
     }
-    out
 }
 
 /// ninja's `GetShellEscapedString` (POSIX): as is when every byte is shell
 /// safe, otherwise single-quoted with each `'` written `'\''`.
 fn shell_escape(s: &str, out: &mut String) {
-    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '-' | '.' | '/');
-    if s.chars().all(safe) {
+    let safe = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'-' | b'.' | b'/');
+    if s.bytes().all(safe) {
         out.push_str(s);
         return;
     }
@@ -389,6 +520,14 @@ fn shell_escape(s: &str, out: &mut String) {
 /// ninja's `CanonicalizePath` (POSIX): `.` components and repeated slashes
 /// removed, `..` taken back over a preceding component when there is one.
 pub fn canonicalize(p: &str) -> String {
+    if !p.contains("//")
+        && !p.contains("./")
+        && !p.ends_with('.')
+        && !p.ends_with('/')
+        && !p.is_empty()
+    {
+        return p.to_owned(); // already canonical (the common case)
+    }
     let absolute = p.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
     let mut kept_up = 0; // leading `..` components that stay
@@ -415,43 +554,56 @@ pub fn canonicalize(p: &str) -> String {
 
 // ------------------------------------------------------------------- lexer
 
-enum Stmt {
+enum Stmt<'a> {
     Eof,
     Blank,
     Indent,
-    Word(String),
+    Word(&'a str),
 }
 
 struct Lexer<'a> {
-    s: &'a [u8],
+    s: &'a str,
     at: usize,
+    /// Lines before this piece of the file (for error messages).
+    line_base: usize,
 }
 
 fn ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
 }
 
-impl Lexer<'_> {
+fn simple_var_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')
+}
+
+impl<'a> Lexer<'a> {
+    fn bytes(&self) -> &'a [u8] {
+        self.s.as_bytes()
+    }
+
     fn line(&self) -> usize {
-        1 + self.s[..self.at.min(self.s.len())]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
+        1 + self.line_base
+            + self.bytes()[..self.at.min(self.s.len())]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
     }
 
     fn peek(&self) -> Option<u8> {
-        self.s.get(self.at).copied()
+        self.bytes().get(self.at).copied()
+    }
+
+    fn byte(&self, i: usize) -> Option<u8> {
+        self.bytes().get(i).copied()
     }
 
     /// Spaces and `$`-newline continuations between tokens.
     fn eat_space(&mut self) {
         loop {
-            match (self.peek(), self.s.get(self.at + 1)) {
+            match (self.peek(), self.byte(self.at + 1)) {
                 (Some(b' '), _) => self.at += 1,
                 (Some(b'$'), Some(b'\n')) => self.at += 2,
-                (Some(b'$'), Some(b'\r')) if self.s.get(self.at + 2) == Some(&b'\n') => {
-                    self.at += 3
-                }
+                (Some(b'$'), Some(b'\r')) if self.byte(self.at + 2) == Some(b'\n') => self.at += 3,
                 _ => return,
             }
         }
@@ -459,7 +611,7 @@ impl Lexer<'_> {
 
     /// The start of a statement: a keyword or variable name, a blank or
     /// comment line, indentation (an error here), or the end.
-    fn statement(&mut self) -> Result<Stmt, String> {
+    fn statement(&mut self) -> Result<Stmt<'a>, String> {
         let start = self.at;
         while self.peek() == Some(b' ') {
             self.at += 1;
@@ -467,19 +619,14 @@ impl Lexer<'_> {
         match self.peek() {
             None => Ok(Stmt::Eof),
             Some(b'#') => {
-                while let Some(b) = self.peek() {
-                    self.at += 1;
-                    if b == b'\n' {
-                        break;
-                    }
-                }
+                self.skip_line_raw();
                 Ok(Stmt::Blank)
             }
             Some(b'\n') => {
                 self.at += 1;
                 Ok(Stmt::Blank)
             }
-            Some(b'\r') if self.s.get(self.at + 1) == Some(&b'\n') => {
+            Some(b'\r') if self.byte(self.at + 1) == Some(b'\n') => {
                 self.at += 2;
                 Ok(Stmt::Blank)
             }
@@ -488,7 +635,41 @@ impl Lexer<'_> {
         }
     }
 
-    fn ident(&mut self) -> Result<String, String> {
+    /// To just past the next newline (a comment: no escapes).
+    fn skip_line_raw(&mut self) {
+        match memchr_nl(&self.bytes()[self.at..]) {
+            Some(i) => self.at += i + 1,
+            None => self.at = self.s.len(),
+        }
+    }
+
+    /// To just past the newline that ends this logical line (`$\n` continues
+    /// it; `$$` is an escaped dollar).
+    fn skip_logical_line(&mut self) {
+        let b = self.bytes();
+        while self.at < b.len() {
+            match b[self.at] {
+                b'$' => self.at += 2,
+                b'\n' => {
+                    self.at += 1;
+                    return;
+                }
+                _ => self.at += 1,
+            }
+        }
+        self.at = self.at.min(b.len());
+    }
+
+    /// The rest of a statement not needed: its line and its bindings.
+    fn skip_statement(&mut self) -> Result<(), String> {
+        self.skip_logical_line();
+        while self.peek_indent() {
+            self.skip_logical_line();
+        }
+        Ok(())
+    }
+
+    fn ident(&mut self) -> Result<&'a str, String> {
         let start = self.at;
         while self.peek().is_some_and(ident_byte) {
             self.at += 1;
@@ -496,15 +677,15 @@ impl Lexer<'_> {
         if self.at == start {
             return Err("expected a name".into());
         }
-        let w = String::from_utf8_lossy(&self.s[start..self.at]).into_owned();
+        let w = &self.s[start..self.at];
         self.eat_space();
         Ok(w)
     }
 
     fn eat(&mut self, tok: &[u8]) -> bool {
-        if self.s[self.at..].starts_with(tok) {
+        if self.bytes()[self.at..].starts_with(tok) {
             // `|` must not be the start of `||` or `|@`.
-            if tok == b"|" && matches!(self.s.get(self.at + 1), Some(b'|') | Some(b'@')) {
+            if tok == b"|" && matches!(self.byte(self.at + 1), Some(b'|') | Some(b'@')) {
                 return false;
             }
             self.at += tok.len();
@@ -531,7 +712,7 @@ impl Lexer<'_> {
                 self.at += 1;
                 Ok(())
             }
-            Some(b'\r') if self.s.get(self.at + 1) == Some(&b'\n') => {
+            Some(b'\r') if self.byte(self.at + 1) == Some(b'\n') => {
                 self.at += 2;
                 Ok(())
             }
@@ -540,69 +721,80 @@ impl Lexer<'_> {
         }
     }
 
-    /// An indented line follows (a binding of the statement above).
+    /// An indented line follows (a binding of the statement above); comment
+    /// lines in between are skipped, as ninja's lexer skips them.
     fn peek_indent(&mut self) -> bool {
-        let mut i = self.at;
-        while self.s.get(i) == Some(&b' ') {
-            i += 1;
-        }
-        if i == self.at {
-            return false;
-        }
-        match self.s.get(i) {
-            None | Some(b'\n') | Some(b'#') => false,
-            Some(b'\r') if self.s.get(i + 1) == Some(&b'\n') => false,
-            _ => {
-                self.at = i;
-                true
+        loop {
+            let mut i = self.at;
+            while self.byte(i) == Some(b' ') {
+                i += 1;
+            }
+            match self.byte(i) {
+                Some(b'#') => {
+                    self.at = i;
+                    self.skip_line_raw();
+                }
+                None | Some(b'\n') => return false,
+                Some(b'\r') if self.byte(i + 1) == Some(b'\n') => return false,
+                _ if i == self.at => return false,
+                _ => {
+                    self.at = i;
+                    return true;
+                }
             }
         }
     }
 
-    fn binding(&mut self) -> Result<(String, Eval), String> {
+    fn binding(&mut self) -> Result<(&'a str, Eval<'a>), String> {
         let k = self.ident()?;
         self.expect_equals()?;
         Ok((k, self.value()?))
     }
 
-    fn value(&mut self) -> Result<Eval, String> {
+    fn value(&mut self) -> Result<Eval<'a>, String> {
         self.eval_string(false)
     }
 
-    fn path(&mut self) -> Result<Eval, String> {
+    fn path(&mut self) -> Result<Eval<'a>, String> {
         self.eval_string(true)
     }
 
+    fn path_nonempty(&mut self) -> Result<Option<Eval<'a>>, String> {
+        let p = self.path()?;
+        Ok((!p.is_empty()).then_some(p))
+    }
+
     /// ninja's `Lexer::ReadEvalString`.
-    fn eval_string(&mut self, path: bool) -> Result<Eval, String> {
-        let mut out: Eval = Vec::new();
-        let mut text = String::new();
-        let flush = |text: &mut String, out: &mut Eval| {
-            if !text.is_empty() {
-                out.push(Piece::Text(std::mem::take(text)));
-            }
-        };
+    fn eval_string(&mut self, path: bool) -> Result<Eval<'a>, String> {
+        let b = self.bytes();
+        let mut out: Eval<'a> = Vec::new();
         loop {
-            let Some(b) = self.peek() else {
+            // A run of plain text.
+            let start = self.at;
+            self.at += plain_run(&b[self.at..], path);
+            if self.at > start {
+                out.push(Piece::Text(&self.s[start..self.at]));
+            }
+            let Some(c) = b.get(self.at).copied() else {
                 if path {
                     break;
                 }
                 return Err("unexpected end of file".into());
             };
-            match b {
+            match c {
                 b'$' => {
-                    let next = self.s.get(self.at + 1).copied();
+                    let next = b.get(self.at + 1).copied();
                     match next {
                         Some(b'$') => {
-                            text.push('$');
+                            out.push(Piece::Text("$"));
                             self.at += 2;
                         }
                         Some(b' ') => {
-                            text.push(' ');
+                            out.push(Piece::Text(" "));
                             self.at += 2;
                         }
                         Some(b':') => {
-                            text.push(':');
+                            out.push(Piece::Text(":"));
                             self.at += 2;
                         }
                         Some(b'\n') => {
@@ -611,7 +803,7 @@ impl Lexer<'_> {
                                 self.at += 1;
                             }
                         }
-                        Some(b'\r') if self.s.get(self.at + 2) == Some(&b'\n') => {
+                        Some(b'\r') if b.get(self.at + 2) == Some(&b'\n') => {
                             self.at += 3;
                             while self.peek() == Some(b' ') {
                                 self.at += 1;
@@ -620,28 +812,22 @@ impl Lexer<'_> {
                         Some(b'{') => {
                             let start = self.at + 2;
                             let mut i = start;
-                            while self.s.get(i).copied().is_some_and(ident_byte) {
+                            while b.get(i).copied().is_some_and(ident_byte) {
                                 i += 1;
                             }
-                            if i == start || self.s.get(i) != Some(&b'}') {
+                            if i == start || b.get(i) != Some(&b'}') {
                                 return Err("bad $-escape (literal $ must be written as $$)".into());
                             }
-                            flush(&mut text, &mut out);
-                            let name = String::from_utf8_lossy(&self.s[start..i]).into_owned();
-                            out.push(Piece::Var(name));
+                            out.push(Piece::Var(&self.s[start..i]));
                             self.at = i + 1;
                         }
-                        Some(c) if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' => {
+                        Some(c) if simple_var_byte(c) => {
                             let start = self.at + 1;
                             let mut i = start;
-                            while self.s.get(i).is_some_and(|c| {
-                                c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-'
-                            }) {
+                            while b.get(i).copied().is_some_and(simple_var_byte) {
                                 i += 1;
                             }
-                            flush(&mut text, &mut out);
-                            let name = String::from_utf8_lossy(&self.s[start..i]).into_owned();
-                            out.push(Piece::Var(name));
+                            out.push(Piece::Var(&self.s[start..i]));
                             self.at = i;
                         }
                         _ => return Err("bad $-escape (literal $ must be written as $$)".into()),
@@ -653,27 +839,16 @@ impl Lexer<'_> {
                     }
                     break;
                 }
-                b'\r' if self.s.get(self.at + 1) == Some(&b'\n') => {
+                b'\r' if b.get(self.at + 1) == Some(&b'\n') => {
                     if !path {
                         self.at += 2;
                     }
                     break;
                 }
                 b'\r' | 0 => return Err("unexpected control byte".into()),
-                b' ' | b':' | b'|' if path => break,
-                _ => {
-                    // One UTF-8 character (the text is valid UTF-8).
-                    let len = utf8_len(b);
-                    let end = (self.at + len).min(self.s.len());
-                    text.push_str(
-                        std::str::from_utf8(&self.s[self.at..end])
-                            .map_err(|_| "not valid UTF-8")?,
-                    );
-                    self.at = end;
-                }
+                _ => break, // a path ends at ' ', ':' or '|'
             }
         }
-        flush(&mut text, &mut out);
         if path {
             self.eat_space();
         }
@@ -681,19 +856,93 @@ impl Lexer<'_> {
     }
 }
 
-fn utf8_len(b: u8) -> usize {
-    match b {
-        0xF0..=0xFF => 4,
-        0xE0..=0xEF => 3,
-        0xC0..=0xDF => 2,
-        _ => 1,
+/// Each byte of `x` that is zero, as its high bit (exact, no false positives).
+fn zero_bytes(x: u64) -> u64 {
+    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    !(((x & LO7).wrapping_add(LO7)) | x | LO7)
+}
+
+fn splat(c: u8) -> u64 {
+    u64::from(c) * 0x0101_0101_0101_0101
+}
+
+/// How many bytes at the start of `b` are plain text of a value (not `$`, a
+/// newline, `\r` or NUL) or, with `path`, of a path (nor ' ', ':', '|'):
+/// eight bytes at a time, most of a manifest being long flag lists.
+fn plain_run(b: &[u8], path: bool) -> usize {
+    let mut i = 0;
+    while i + 8 <= b.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let mut hit = zero_bytes(w ^ splat(b'$'))
+            | zero_bytes(w ^ splat(b'\n'))
+            | zero_bytes(w ^ splat(b'\r'))
+            | zero_bytes(w);
+        if path {
+            hit |= zero_bytes(w ^ splat(b' '))
+                | zero_bytes(w ^ splat(b':'))
+                | zero_bytes(w ^ splat(b'|'));
+        }
+        if hit != 0 {
+            return i + (hit.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
     }
+    while let Some(&c) = b.get(i) {
+        if matches!(c, b'$' | b'\n' | b'\r' | 0) || (path && matches!(c, b' ' | b':' | b'|')) {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// The number of newlines in `b`, eight bytes at a time.
+fn count_newlines(b: &[u8]) -> usize {
+    let mut chunks = b.chunks_exact(8);
+    let mut n = 0;
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        n += zero_bytes(w ^ splat(b'\n')).count_ones() as usize;
+    }
+    n + chunks.remainder().iter().filter(|&&c| c == b'\n').count()
+}
+
+/// The end of the last complete statement in `b` (0: none yet): just past a
+/// newline that no `$` escapes (an even run of `$` before it) and that a
+/// name follows, which only a new statement can start with (not a binding,
+/// a comment, which may sit inside a binding block, or a blank line).
+fn statement_boundary(b: &[u8]) -> usize {
+    let mut i = b.len();
+    while i > 0 {
+        i -= 1;
+        if b[i] != b'\n' || !b.get(i + 1).copied().is_some_and(ident_byte) {
+            continue;
+        }
+        let dollars = b[..i].iter().rev().take_while(|&&c| c == b'$').count();
+        if dollars % 2 == 0 {
+            return i + 1;
+        }
+    }
+    0
+}
+
+fn memchr_nl(b: &[u8]) -> Option<usize> {
+    b.iter().position(|&c| c == b'\n')
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ingest::Limits;
+
+    /// Every output's command, as `for_each_command` gives it.
+    struct Manifest(std::collections::BTreeMap<String, String>);
+
+    impl Manifest {
+        fn command_of(&self, o: &str) -> Option<&str> {
+            self.0.get(o).map(String::as_str)
+        }
+    }
 
     fn load(files: &[(&str, &str)], top: &str) -> Result<Manifest, String> {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -703,7 +952,11 @@ mod tests {
             std::fs::write(p, text).expect("write");
         }
         let root = dir.path().to_str().expect("utf-8").to_owned();
-        Manifest::load(&Reader::new(Limits::default()), &root, top)
+        let mut all = std::collections::BTreeMap::new();
+        for_each_command(&Reader::new(Limits::default()), &root, top, None, |o, c| {
+            all.insert(o.to_owned(), c.to_owned());
+        })?;
+        Ok(Manifest(all))
     }
 
     #[test]
@@ -728,7 +981,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            m.command_of("CMakeFiles/t.dir/a b.cpp.o").as_deref(),
+            m.command_of("CMakeFiles/t.dir/a b.cpp.o"),
             Some(
                 "/usr/bin/c++ -DX=\\\"y\\\" -I/src/inc -g -O0 -MD -MT 'CMakeFiles/t.dir/a b.cpp.o' \
                  -MF CMakeFiles/t.dir/a b.cpp.o.d -o 'CMakeFiles/t.dir/a b.cpp.o' -c '/src/a b.cpp'"
@@ -757,17 +1010,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            m.command_of("a.o").as_deref(),
+            m.command_of("a.o"),
             Some("cc -top a.c -o a.o;rspfile=a.c -e")
         );
-        assert_eq!(
-            m.command_of("b.o").as_deref(),
-            Some("cc -sub b.c -o b.o;rspfile=b.c ")
-        );
-        assert_eq!(
-            m.command_of("c.o").as_deref(),
-            Some("cc -top c.c -o c.o;rspfile=c.c ")
-        );
+        assert_eq!(m.command_of("b.o"), Some("cc -sub b.c -o b.o;rspfile=b.c "));
+        assert_eq!(m.command_of("c.o"), Some("cc -top c.c -o c.o;rspfile=c.c "));
     }
 
     #[test]
@@ -779,6 +1026,7 @@ mod tests {
             "x = $!\n",
             "  indented = 1\n",
             "rule r\n  command = x\nbuild a: r\nbuild a: r\n",
+            "rule r\n  command = x\nbuild a: r b c\n  y = $\n",
             "include missing.ninja\n",
         ] {
             assert!(
@@ -786,6 +1034,67 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn only_wanted_outputs_are_evaluated_and_late_assignments_are_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(
+            dir.path().join("build.ninja"),
+            "rule cc\n  command = cc $flags $in -o $out\nbuild a.o: cc a.c\n  flags = -a\n\
+             build b.o: cc b$ $$weird$:.c\n  flags = -b\n",
+        )
+        .unwrap();
+        let root = dir.path().to_str().unwrap();
+        let reader = Reader::new(Limits::default());
+        let wanted: FastSet<&str> = ["b.o"].into_iter().collect();
+        let mut got = Vec::new();
+        let edges = for_each_command(&reader, root, "build.ninja", Some(&wanted), |o, c| {
+            got.push((o.to_owned(), c.to_owned()))
+        })
+        .unwrap();
+        assert_eq!(edges, (2, None));
+        assert_eq!(
+            got,
+            [("b.o".to_owned(), "cc -b 'b $weird:.c' -o b.o".to_owned())]
+        );
+        // A scope variable a command used, assigned after the edge: refused.
+        std::fs::write(
+            dir.path().join("late.ninja"),
+            "rule cc\n  command = cc $late $in\nbuild a.o: cc a.c\n  x = 1\nlate = -O2\n",
+        )
+        .unwrap();
+        let err = for_each_command(&reader, root, "late.ninja", None, |_, _| {}).unwrap_err();
+        assert!(err.contains("\"late\" is set after an edge"), "{err}");
+    }
+
+    /// A manifest of several megabytes is read in pieces that end where a
+    /// statement does: continuations, escaped dollars before a newline and a
+    /// comment inside a binding block never split a statement.
+    #[test]
+    fn a_large_manifest_read_in_pieces_gives_every_command() {
+        let mut text = String::from("rule cc\n  command = cc $flags $in -o $out\n");
+        let long = "-Dx".repeat(150);
+        for i in 0..6000 {
+            text.push_str(&format!(
+                "build o{i}.o: cc s{i}.c\n  flags = {long} $\n      -n{i} $$\n# a comment between bindings\n  unused = 1\n"
+            ));
+        }
+        assert!(text.len() > 3 << 20);
+        let m = load(&[("build.ninja", &text)], "build.ninja").unwrap();
+        assert_eq!(m.0.len(), 6000);
+        for i in [0, 1, 2999, 5999] {
+            assert_eq!(
+                m.command_of(&format!("o{i}.o")),
+                Some(format!("cc {long} -n{i} $ s{i}.c -o o{i}.o").as_str())
+            );
+        }
+        assert_eq!(statement_boundary(b"a = 1\nb = 2$\nc"), 6);
+        assert_eq!(statement_boundary(b"a = 1$$\nb"), 8);
+        assert_eq!(statement_boundary(b"a = 1\n  b"), 0);
+        assert_eq!(count_newlines(b"\n1234567\n123\n"), 3);
+        assert_eq!(plain_run(b"abcdefghijk$", false), 11);
+        assert_eq!(plain_run(b"abcdefgh ijk", true), 8);
     }
 
     #[test]

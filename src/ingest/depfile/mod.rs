@@ -61,6 +61,9 @@ pub struct ReadJob<'r> {
     /// The codemodel, once [`ReadJob::publish`]ed: from then on each worker
     /// maps what it reads to its unit as it goes.
     mapper: std::sync::OnceLock<Mapper<'r>>,
+    /// Ninja builds: each output's command hash, in the manifest now and in
+    /// `.ninja_log` (read once, by whichever thread asks first).
+    commands: std::sync::OnceLock<super::ninja_log::Commands>,
 }
 
 impl<'r> ReadJob<'r> {
@@ -79,7 +82,16 @@ impl<'r> ReadJob<'r> {
             next: std::sync::atomic::AtomicUsize::new(0),
             shared: SharedFiles::new(),
             mapper: std::sync::OnceLock::new(),
+            commands: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The command hashes of a Ninja build (`ninja_log::read_commands`), read
+    /// now: the thread that loaded the codemodel calls this while the deps log
+    /// is still being read, so the manifest costs no time of its own.
+    pub fn ninja_commands(&self, model: &Codemodel) -> &super::ninja_log::Commands {
+        self.commands
+            .get_or_init(|| super::ninja_log::read_commands(self.reader, model))
     }
 
     /// Hands the codemodel to the workers, so that they map depfiles to units
@@ -328,7 +340,10 @@ impl Pending<'_, '_> {
                 &mut ev, &mut gaps, model, sources, log, max_path,
             ));
         }
-        super::ninja_log::audit_commands(reader, model, &built, &mut gaps);
+        if !built.is_empty() {
+            let commands = job.ninja_commands(model);
+            super::ninja_log::audit_commands(model, commands, &built, &mut gaps);
+        }
         (ev, gaps)
     }
 }
