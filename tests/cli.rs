@@ -1157,26 +1157,7 @@ fn makefiles_flags_changed_after_the_build_make_the_evidence_stale() {
     // a.hpp. A change to b.hpp (which other.cpp includes, so it is known
     // evidence) then flips t_core once make compiles core.cpp again, but the
     // old depfile ties b.hpp to t_other alone.
-    let b = scratch_project(
-        "d2t-flags-",
-        &[
-            (
-                "CMakeLists.txt",
-                "cmake_minimum_required(VERSION 3.20)\nproject(P CXX)\nenable_testing()\n\
-                 add_library(core STATIC core.cpp)\nadd_executable(t_core t_core.cpp)\ntarget_link_libraries(t_core core)\n\
-                 add_test(NAME t_core COMMAND t_core)\n\
-                 add_executable(t_other other.cpp)\nadd_test(NAME t_other COMMAND t_other)\n",
-            ),
-            ("a.hpp", "#pragma once\n#define VALUE 1\n"),
-            ("b.hpp", "#pragma once\n#define VALUE 1\n"),
-            (
-                "core.cpp",
-                "#ifdef USE_B\n#include \"b.hpp\"\n#else\n#include \"a.hpp\"\n#endif\nint core() { return VALUE; }\n",
-            ),
-            ("t_core.cpp", "int core();\nint main() { return core() == 1 ? 0 : 1; }\n"),
-            ("other.cpp", "#include \"b.hpp\"\nint main() { return VALUE > 0 ? 0 : 1; }\n"),
-        ],
-    );
+    let b = scratch_project("d2t-flags-", FLAGS_PROJECT);
     prepare(&b);
     let base = suite_results(&b.build);
 

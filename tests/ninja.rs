@@ -855,27 +855,6 @@ fn the_newest_ninja_gives_the_same_selections_as_makefiles() {
 
 // ---------------------------------------------------------------- flags changed, no build after
 
-/// The project of `makefiles_flags_changed_after_the_build_make_the_evidence_stale`
-/// (tests/cli.rs): core.cpp includes b.hpp only with -DUSE_B; other.cpp always.
-const FLAGS_PROJECT: &[(&str, &str)] = &[
-    (
-        "CMakeLists.txt",
-        "cmake_minimum_required(VERSION 3.20)\nproject(P CXX)\nenable_testing()\n\
-         add_library(core STATIC core.cpp)\nadd_executable(t_core t_core.cpp)\ntarget_link_libraries(t_core core)\n\
-         add_test(NAME t_core COMMAND t_core)\n\
-         add_executable(t_other other.cpp)\nadd_test(NAME t_other COMMAND t_other)\n",
-    ),
-    // Not byte-identical to b.hpp: a twin would tie b.hpp to core already.
-    ("a.hpp", "#pragma once\n#define VALUE (1)\n"),
-    ("b.hpp", "#pragma once\n#define VALUE 1\n"),
-    (
-        "core.cpp",
-        "#ifdef USE_B\n#include \"b.hpp\"\n#else\n#include \"a.hpp\"\n#endif\nint core() { return VALUE; }\n",
-    ),
-    ("t_core.cpp", "int core();\nint main() { return core() == 1 ? 0 : 1; }\n"),
-    ("other.cpp", "#include \"b.hpp\"\nint main() { return VALUE > 0 ? 0 : 1; }\n"),
-];
-
 /// A scratch Ninja build of [`FLAGS_PROJECT`], with the configuration to
 /// build, list and select (Multi-Config).
 struct FlagsBuild {
@@ -969,23 +948,8 @@ impl FlagsBuild {
     }
 
     fn run(&self, changed: &str) -> Run {
-        let b = &self.b;
-        let mut args: Vec<String> = vec![
-            "--source-dir".into(),
-            b.src.display().to_string(),
-            "--build-dir".into(),
-            b.build.display().to_string(),
-            "--ctest-json".into(),
-            b.ctest_json().display().to_string(),
-            "--dep-list".into(),
-            b.deps().display().to_string(),
-            "--changed".into(),
-            changed.into(),
-        ];
-        if let Some(c) = self.config {
-            args.extend(["--config".into(), c.into()]);
-        }
-        run_bin(&args, None)
+        let extra: Vec<&str> = self.config.iter().flat_map(|c| ["--config", *c]).collect();
+        self.b.run(&[changed], &extra)
     }
 }
 

@@ -441,3 +441,25 @@ pub fn parse_junit(xml: &str) -> std::collections::BTreeMap<String, bool> {
     }
     out
 }
+
+/// A project whose flags decide what a unit includes: core.cpp includes b.hpp
+/// only with -DUSE_B, other.cpp always (tests/cli.rs on Makefiles, tests/ninja.rs
+/// on Ninja: the flags changed by a configure after the build).
+pub const FLAGS_PROJECT: &[(&str, &str)] = &[
+    (
+        "CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.20)\nproject(P CXX)\nenable_testing()\n\
+         add_library(core STATIC core.cpp)\nadd_executable(t_core t_core.cpp)\ntarget_link_libraries(t_core core)\n\
+         add_test(NAME t_core COMMAND t_core)\n\
+         add_executable(t_other other.cpp)\nadd_test(NAME t_other COMMAND t_other)\n",
+    ),
+    // Not byte-identical to b.hpp: a twin would tie b.hpp to core already.
+    ("a.hpp", "#pragma once\n#define VALUE (1)\n"),
+    ("b.hpp", "#pragma once\n#define VALUE 1\n"),
+    (
+        "core.cpp",
+        "#ifdef USE_B\n#include \"b.hpp\"\n#else\n#include \"a.hpp\"\n#endif\nint core() { return VALUE; }\n",
+    ),
+    ("t_core.cpp", "int core();\nint main() { return core() == 1 ? 0 : 1; }\n"),
+    ("other.cpp", "#include \"b.hpp\"\nint main() { return VALUE > 0 ? 0 : 1; }\n"),
+];
