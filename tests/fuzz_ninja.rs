@@ -1,5 +1,8 @@
 //! Property tests of the deps-log reader: byte mutations and truncations of a
 //! log real ninja wrote never panic, and whatever is accepted is consistent;
+//! byte mutations of the manifest (`build.ninja`, `rules.ninja`) and the
+//! build log (`.ninja_log`) of that build never panic either, and unmutated,
+//! every command the manifest gives hashes to what ninja logged;
 //! arbitrary records after a valid header likewise; and the writer's logs
 //! read back as the last record per output.
 //!
@@ -12,6 +15,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use diff2test::ingest::ninja_deps::{self, DepsLog};
+use diff2test::ingest::{ninja_log, ninja_manifest};
 use proptest::prelude::*;
 
 mod common;
@@ -20,10 +24,21 @@ fn run(cmd: &mut Command) {
     common::run_ok(cmd);
 }
 
-/// `.ninja_deps` of a two-object project, rebuilt once so it holds a
-/// superseded record too.
+/// The build tree of a two-object project built with `-G Ninja`, rebuilt once
+/// so its deps log holds a superseded record too (kept for the whole run).
+struct RealBuild {
+    _dir: tempfile::TempDir,
+    build: std::path::PathBuf,
+    deps_log: Vec<u8>,
+}
+
+/// `.ninja_deps` of [`real_build`].
 fn real_log() -> &'static [u8] {
-    static LOG: OnceLock<Vec<u8>> = OnceLock::new();
+    &real_build().deps_log
+}
+
+fn real_build() -> &'static RealBuild {
+    static LOG: OnceLock<RealBuild> = OnceLock::new();
     LOG.get_or_init(|| {
         common::require(
             "the ninja deps log fuzz test",
@@ -69,8 +84,69 @@ fn real_log() -> &'static [u8] {
         let bytes = std::fs::read(build.join(".ninja_deps")).unwrap();
         let log = ninja_deps::parse(&bytes).expect("the real log parses");
         assert_eq!(log.dead_outputs(), 1);
-        bytes
+        RealBuild {
+            _dir: dir,
+            build,
+            deps_log: bytes,
+        }
     })
+}
+
+/// Every command the manifest gives, by output (the real build, or `dir`).
+fn commands_in(dir: &std::path::Path) -> Result<HashMap<String, String>, String> {
+    let reader = diff2test::ingest::Reader::new(diff2test::ingest::Limits::default());
+    let mut all = HashMap::new();
+    ninja_manifest::for_each_command(
+        &reader,
+        dir.to_str().unwrap(),
+        "build.ninja",
+        None,
+        |o, c| {
+            all.insert(o.to_owned(), c.to_owned());
+        },
+    )?;
+    Ok(all)
+}
+
+/// The evaluator against real ninja: every output `.ninja_log` holds (the
+/// objects and the library) hashes, from the manifest CMake wrote, to the
+/// hash ninja logged for it.
+#[test]
+fn every_logged_command_is_the_manifests() {
+    let b = real_build();
+    let log = ninja_log::parse(&std::fs::read(b.build.join(".ninja_log")).unwrap()).unwrap();
+    let commands = commands_in(&b.build).unwrap();
+    let mut checked = 0;
+    for (out, &hash) in &log.hashes {
+        let cmd = commands
+            .get(out)
+            .unwrap_or_else(|| panic!("no edge builds {out}"));
+        assert_eq!(log.hash(cmd.as_bytes()), hash, "{out}: {cmd}");
+        checked += 1;
+    }
+    assert!(
+        checked >= 3,
+        "objects and the library: {:?}",
+        log.hashes.keys()
+    );
+}
+
+/// `build.ninja` and `CMakeFiles/rules.ninja` of the real build, with `m`
+/// applied to one of them, written into a fresh directory.
+fn mutated_manifest(ms: &[Mutation], rules: bool) -> tempfile::TempDir {
+    let b = real_build();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("CMakeFiles")).unwrap();
+    for (name, mutate) in [("build.ninja", !rules), ("CMakeFiles/rules.ninja", rules)] {
+        let mut bytes = std::fs::read(b.build.join(name)).unwrap();
+        if mutate {
+            for m in ms {
+                apply(&mut bytes, m);
+            }
+        }
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    dir
 }
 
 /// What every accepted log must satisfy.
@@ -163,6 +239,26 @@ proptest! {
         }
         if let Ok(log) = ninja_deps::parse(&bytes) {
             check_consistent(&log);
+        }
+    }
+
+    #[test]
+    fn mutated_real_manifest_never_panics(ms in prop::collection::vec(mutation(), 1..4), rules in any::<bool>()) {
+        let dir = mutated_manifest(&ms, rules);
+        // Accepted or refused, never a panic; what is accepted names real outputs.
+        if let Ok(all) = commands_in(dir.path()) {
+            prop_assert!(all.keys().all(|o| !o.is_empty()));
+        }
+    }
+
+    #[test]
+    fn mutated_real_build_log_never_panics(ms in prop::collection::vec(mutation(), 1..4)) {
+        let mut bytes = std::fs::read(real_build().build.join(".ninja_log")).unwrap();
+        for m in &ms {
+            apply(&mut bytes, m);
+        }
+        if let Ok(log) = ninja_log::parse(&bytes) {
+            prop_assert!((5..=7).contains(&log.version));
         }
     }
 

@@ -80,7 +80,13 @@ struct State<'w> {
     looked_up: FastSet<(usize, String)>,
     /// The command and response-file content of the edge at hand, reused.
     buffers: (String, String),
+    /// A command grew past [`MAX_COMMAND`].
+    overflow: bool,
 }
+
+/// The longest command (with its response file) followed: far beyond any
+/// real one, and a bound on what a forged manifest can make us build.
+const MAX_COMMAND: usize = 64 << 20;
 
 const PHONY: usize = 0;
 
@@ -105,6 +111,7 @@ pub fn for_each_command(
         seen: FastSet::default(),
         looked_up: FastSet::default(),
         buffers: (String::new(), String::new()),
+        overflow: false,
     };
     st.scopes[0].rules.insert("phony".into(), PHONY);
     let mut edges = 0;
@@ -126,8 +133,17 @@ impl State<'_> {
     }
 
     /// ninja's `EdgeEnv::LookupVariable` (shell-escaped `$in` / `$out`),
-    /// appended to `out`.
+    /// appended to `out`. Stops (and sets `overflow`) once `out` is longer
+    /// than [`MAX_COMMAND`]: rule variables that each name another twice
+    /// would otherwise double the work at every level.
     fn binding(&mut self, e: &EdgeView<'_>, var: &str, depth: usize, out: &mut String) {
+        if self.overflow {
+            return;
+        }
+        if out.len() > MAX_COMMAND {
+            self.overflow = true;
+            return;
+        }
         match var {
             "in" => return path_list(e.ins, ' ', out),
             "in_newline" => return path_list(e.ins, '\n', out),
@@ -467,6 +483,11 @@ impl State<'_> {
         self.binding(&view, "command", 0, &mut cmd);
         self.binding(&view, "rspfile_content", 0, &mut rsp);
         self.rules = rules;
+        if self.overflow || cmd.len() + rsp.len() > MAX_COMMAND {
+            return Err(format!(
+                "a command longer than {MAX_COMMAND} bytes (not followed)"
+            ));
+        }
         if !rsp.is_empty() {
             cmd.push_str(";rspfile=");
             cmd.push_str(&rsp);
@@ -1095,6 +1116,20 @@ mod tests {
         assert_eq!(count_newlines(b"\n1234567\n123\n"), 3);
         assert_eq!(plain_run(b"abcdefghijk$", false), 11);
         assert_eq!(plain_run(b"abcdefgh ijk", true), 8);
+    }
+
+    #[test]
+    fn rule_variables_that_double_at_every_level_are_cut_short() {
+        let mut text = String::from("rule r\n  command = $v0\n");
+        for i in 0..60 {
+            text.push_str(&format!("  v{i} = $v{n} $v{n}\n", n = i + 1));
+        }
+        text.push_str("  v60 = xxxxxxxxxxxxxxxx\nbuild a: r\n");
+        // 2^60 pieces uncut: this returns at all only because of the cut.
+        let Err(err) = load(&[("build.ninja", &text)], "build.ninja") else {
+            panic!("a 2^60-piece command was accepted");
+        };
+        assert!(err.contains("a command longer than"), "{err}");
     }
 
     #[test]
