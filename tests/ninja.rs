@@ -1045,3 +1045,41 @@ fn ninja_flags_changed_by_a_configure_without_a_build_make_the_evidence_stale() 
         );
     }
 }
+
+/// The command audit compares the command ninja would run with the one it
+/// logged. Real configurations that change how that command is spelled must
+/// still compare equal, or every such build would fall back: response files
+/// (`;rspfile=` content, CMAKE_NINJA_FORCE_RESPONSE_FILE), a compiler launcher
+/// and a define with a quoted space. Same selections as the Makefiles build.
+#[test]
+fn response_files_launchers_and_quoted_flags_keep_the_ninja_subset() {
+    let _g = read();
+    static T: OnceLock<Tree> = OnceLock::new();
+    let t = T.get_or_init(|| {
+        build_ninja(
+            Gen::Ninja,
+            &[
+                "-DCMAKE_NINJA_FORCE_RESPONSE_FILE=ON",
+                "-DCMAKE_CXX_COMPILER_LAUNCHER=/usr/bin/env",
+                "-DCMAKE_CXX_FLAGS=-DQUOTED=\"a b\"",
+            ],
+        )
+    });
+    let rules = std::fs::read_to_string(t.b.build.join("CMakeFiles/rules.ninja")).unwrap();
+    assert!(
+        rules.contains("rspfile_content"),
+        "no response files:\n{rules}"
+    );
+    let ms = make_sel(makefiles());
+    let ns = make_sel(t);
+    for changed in [&[CORE_HPP][..], &["libs/objs/src/checksum.cpp"][..]] {
+        let m = run(ms, None, changed);
+        let n = run(ns, None, changed);
+        assert_same(
+            &format!("rsp, launcher, quotes {changed:?}"),
+            (ms, &m),
+            (ns, &n),
+        );
+        assert_eq!(n.code, 0, "{}", t.b.transcript(&n));
+    }
+}
