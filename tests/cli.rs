@@ -1097,20 +1097,29 @@ fn a_catalogue_listed_before_a_rebuild_of_a_discovered_program_is_stale() {
         !stale.contains("Core.New"),
         "the old listing lacks the new case"
     );
-    let r = run("tests/core_test.cpp");
-    assert_oracle(&r, &base, &head);
-    assert_required(&r, "CTEST_CATALOGUE_STALE");
-    assert!(
-        r.stderr.contains("/build/core_test was built") && r.stderr.contains("re-list it"),
-        "{}",
-        r.stderr
+    // Stale until listed again; then the new case is in the suite and selected.
+    let stale_then_relisted = |changed: &str, program: &str, base, head, want: &[&str]| {
+        let r = run(changed);
+        assert_oracle(&r, base, head);
+        assert_required(&r, "CTEST_CATALOGUE_STALE");
+        assert!(
+            r.stderr.contains(&format!("/build/{program} was built"))
+                && r.stderr.contains("re-list it"),
+            "{}",
+            r.stderr
+        );
+        relist(&b);
+        let r = run(changed);
+        assert_oracle(&r, base, head);
+        assert_subset(&r, want);
+    };
+    stale_then_relisted(
+        "tests/core_test.cpp",
+        "core_test",
+        &base,
+        &head,
+        &["Core.New", "Core.Value"],
     );
-
-    // Listed again: the new case is in the suite and selected.
-    relist(&b);
-    let r = run("tests/core_test.cpp");
-    assert_oracle(&r, &base, &head);
-    assert_subset(&r, &["Core.New", "Core.Value"]);
 
     // The same behind the emulator: command[0] is /usr/bin/env, the program
     // it runs was rebuilt with a new, failing case.
@@ -1120,18 +1129,13 @@ fn a_catalogue_listed_before_a_rebuild_of_a_discovered_program_is_stale() {
     cmake_build(&b);
     let after = suite_results(&b.build);
     assert_eq!(after.get("Emu.Two"), Some(&false), "{after:?}");
-    let r = run("tests/emu_test.cpp");
-    assert_oracle(&r, &before, &after);
-    assert_required(&r, "CTEST_CATALOGUE_STALE");
-    assert!(
-        r.stderr.contains("/build/emu_test was built"),
-        "{}",
-        r.stderr
+    stale_then_relisted(
+        "tests/emu_test.cpp",
+        "emu_test",
+        &before,
+        &after,
+        &["Emu.One", "Emu.Two"],
     );
-    relist(&b);
-    let r = run("tests/emu_test.cpp");
-    assert_oracle(&r, &before, &after);
-    assert_subset(&r, &["Emu.One", "Emu.Two"]);
 
     // A configure after the listing (a new reply index) makes it stale too.
     std::thread::sleep(std::time::Duration::from_millis(20));

@@ -248,6 +248,11 @@ impl Tree {
 /// Runs the binary on `sel` with the catalogue of its configuration, `--config`
 /// for Multi-Config, the given dep list (default `BUILD/deps.txt`) and changes.
 fn run_with(sel: Sel, catalogue: &Path, deps: Option<&Path>, changed: &[&str]) -> Run {
+    run_bin(&args_for(sel, catalogue, deps, changed), None)
+}
+
+/// The arguments of [`run_with`].
+fn args_for(sel: Sel, catalogue: &Path, deps: Option<&Path>, changed: &[&str]) -> Vec<String> {
     let b = &sel.tree.b;
     let mut args: Vec<String> = vec![
         "--source-dir".into(),
@@ -267,7 +272,7 @@ fn run_with(sel: Sel, catalogue: &Path, deps: Option<&Path>, changed: &[&str]) -
         args.push("--changed".into());
         args.push((*c).into());
     }
-    run_bin(&args, None)
+    args
 }
 
 fn run(sel: Sel, deps: Option<&Path>, changed: &[&str]) -> Run {
@@ -702,24 +707,12 @@ fn multi_config_catalogue_of_the_other_configuration_is_one_setup_reason() {
     }
     // The root cause is the setup: --fail-on-setup-error makes it exit 5.
     let b = &t.b;
-    let args: Vec<String> = [
-        "--source-dir",
-        &b.src.display().to_string(),
-        "--build-dir",
-        &b.build.display().to_string(),
-        "--ctest-json",
-        &t.catalogue(Some("Release")).display().to_string(),
-        "--dep-list",
-        &b.deps().display().to_string(),
-        "--config",
-        "Debug",
-        "--changed",
-        CORE_HPP,
-        "--fail-on-setup-error",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let sel = Sel {
+        tree: t,
+        config: Some("Debug"),
+    };
+    let mut args = args_for(sel, t.catalogue(Some("Release")), None, &[CORE_HPP]);
+    args.push("--fail-on-setup-error".into());
     let r = run_bin(&args, None);
     assert_eq!(
         (r.code, r.state()),
@@ -931,20 +924,7 @@ impl FlagsBuild {
     }
 
     fn results(&self) -> std::collections::BTreeMap<String, bool> {
-        match self.config {
-            // ctest -C for Multi-Config: run the whole suite of that configuration.
-            Some(cfg) => {
-                let junit = self.b.root.join("junit.xml");
-                let _ = Command::new("ctest")
-                    .current_dir(&self.b.build)
-                    .args(["-C", cfg, "--output-junit"])
-                    .arg(&junit)
-                    .output()
-                    .unwrap();
-                parse_junit(&std::fs::read_to_string(&junit).unwrap())
-            }
-            None => suite_results(&self.b.build),
-        }
+        suite_results_for(&self.b.build, self.config)
     }
 
     fn run(&self, changed: &str) -> Run {

@@ -365,9 +365,21 @@ pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
 /// Runs the whole suite of `build` with real ctest; test name -> passed (a
 /// test that did not run counts as failed).
 pub fn suite_results(build: &Path) -> std::collections::BTreeMap<String, bool> {
+    suite_results_for(build, None)
+}
+
+/// [`suite_results`] of one configuration of a multi-config build (`ctest -C`).
+pub fn suite_results_for(
+    build: &Path,
+    config: Option<&str>,
+) -> std::collections::BTreeMap<String, bool> {
     let junit = build.join("d2t-suite.xml");
-    let out = Command::new("ctest")
-        .current_dir(build)
+    let mut cmd = Command::new("ctest");
+    cmd.current_dir(build);
+    if let Some(c) = config {
+        cmd.args(["-C", c]);
+    }
+    let out = cmd
         .args(["--timeout", "60", "--output-junit"])
         .arg(&junit)
         .output()
