@@ -191,7 +191,13 @@ impl<'m> Graph<'m> {
                     }
                 }
             }
-            if let Some(c) = t.compiled.iter().find(|c| c.generated) {
+            // AUTOMOC's compilation unit is decided with the dependency
+            // evidence (`add_depfile_evidence`), from autogen's own files.
+            if let Some(c) = t
+                .compiled
+                .iter()
+                .find(|c| c.generated && !crate::ingest::autogen::is_candidate(c))
+            {
                 opaque.entry(i).or_insert(Opaque {
                     code: Code::GeneratedSource,
                     detail: format!(
@@ -336,6 +342,35 @@ impl<'m> Graph<'m> {
                     "target {:?} compiles {source} as ASM, and {file} may name files through the assembler (.include, .incbin), which no depfile lists",
                     self.model.targets[*t].name
                 ),
+            });
+        }
+        // AUTOMOC's compilation unit: an ordinary unit only when autogen's
+        // own evidence was read and joined; a candidate without a verdict is
+        // opaque as any generated source.
+        use crate::ingest::autogen::{is_candidate, Verdict};
+        for (t, target) in self.model.targets.iter().enumerate() {
+            for (ci, c) in target.compiled.iter().enumerate() {
+                if !is_candidate(c) {
+                    continue;
+                }
+                let why = match deps.automoc.verdicts.iter().find(|(k, _)| *k == (t, ci)) {
+                    Some((_, Verdict::Vouched)) => continue,
+                    Some((_, Verdict::Opaque(why))) => why.as_str(),
+                    None => "its autogen evidence was not read",
+                };
+                self.opaque.entry(t).or_insert(Opaque {
+                    code: Code::GeneratedSource,
+                    detail: format!(
+                        "target {:?} compiles build-time generated source {} (AUTOMOC: {why})",
+                        target.name, c.path
+                    ),
+                });
+            }
+        }
+        for (t, why) in &deps.automoc.opaque_consumers {
+            self.opaque.entry(*t).or_insert(Opaque {
+                code: Code::GeneratedSource,
+                detail: format!("target {:?}: {why}", self.model.targets[*t].name),
             });
         }
         for (t, header) in &deps.generated_includes {
@@ -865,8 +900,14 @@ pub fn impact(
                 let (depfile, tu) = match unit_of_target.get(&owner) {
                     Some(&u) => {
                         let unit = &deps.tus[u];
+                        // The file that lists the changed path for this unit.
+                        let evidence = c
+                            .files
+                            .iter()
+                            .find_map(|f| deps.joined.get(&(u, *f)))
+                            .unwrap_or(&unit.depfile);
                         (
-                            paths::relative_to(&unit.depfile, &model.build_root),
+                            paths::relative_to(evidence, &model.build_root),
                             paths::relative_to(&unit.source, &model.source_root),
                         )
                     }

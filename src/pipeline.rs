@@ -219,6 +219,7 @@ fn analyse_evidence(
             req.limits.max_file_bytes,
         ));
         ingest::depfile::scan_assembler_includes(model, &mut deps, req.limits.max_file_bytes);
+        decision.extend(ingest::autogen::join_automoc(&mut deps, model, reader));
         if let Some(v) = &req.vouched {
             decision.extend(unvouched_prerequisites(v, &deps, model, &req.source_dir));
         }

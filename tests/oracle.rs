@@ -2107,6 +2107,368 @@ fn oracle_class17_cmake_e_chdir_resolves_arguments_in_its_directory() {
     );
 }
 
+// ================================================= class 18: Qt AUTOMOC
+
+/// Fails, naming the Debian package, unless Qt 5's development files (its
+/// CMake package and `moc`) are installed.
+fn require_qt() {
+    let moc = Command::new("/usr/lib/qt5/bin/moc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let package = std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|d| d.path().join("cmake/Qt5Core/Qt5CoreConfig.cmake").is_file());
+    assert!(
+        moc && package,
+        "Qt 5 (moc and the Qt5Core CMake package) is required by tests/oracle.rs class 18: install it with `apt-get install qtbase5-dev`"
+    );
+}
+
+/// Every target is AUTOMOC'd (`CMAKE_AUTOMOC`), as a Qt project sets it.
+/// `core` lists `extra.h` and `lonely.h` among its sources, so autogen scans
+/// them, but none of its units includes either: only `plain.cpp` includes
+/// `extra.h`, and nothing includes `lonely.h`. `core.cpp` calls
+/// `extra_marker` through a weak reference, which stays null until a moc
+/// output that defines it is compiled into `core`.
+fn automoc_scenario(name: &str) -> Scenario {
+    require_qt();
+    let cmake = format!(
+        "{PROLOGUE}set(CMAKE_AUTOMOC ON)\n\
+         find_package(Qt5 REQUIRED COMPONENTS Core)\n\
+         add_library(core STATIC core.cpp core.h extra.h lonely.h)\n\
+         target_link_libraries(core PUBLIC Qt5::Core)\n\
+         add_executable(t_core t_core.cpp)\n\
+         target_link_libraries(t_core core)\n\
+         add_test(NAME t_core COMMAND t_core)\n\
+         add_library(plain STATIC plain.cpp)\n\
+         target_link_libraries(plain PUBLIC Qt5::Core)\n\
+         add_executable(t_plain t_plain.cpp)\n\
+         target_link_libraries(t_plain plain)\n\
+         add_test(NAME t_plain COMMAND t_plain)\n"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("core.h", &automoc_core_h(1))
+        .file(
+            "core.cpp",
+            "#include \"core.h\"\n#include <QMetaObject>\n\
+             extern \"C\" int extra_marker() __attribute__((weak));\n\
+             int core_value() { Core c; return c.metaObject()->propertyCount(); }\n\
+             int core_marker() { return extra_marker ? extra_marker() : 0; }\n",
+        )
+        .file(
+            "t_core.cpp",
+            &main_checking(
+                "#include \"core.h\"",
+                "core_value() == 2 && core_marker() == 7",
+            ),
+        )
+        .file("extra.h", AUTOMOC_EXTRA_H)
+        .file("lonely.h", "#pragma once\n")
+        .file(
+            "plain.cpp",
+            "#include \"extra.h\"\nint plain() { return extra_value(); }\n",
+        )
+        .file(
+            "t_plain.cpp",
+            &main_checking("int plain();", "plain() == 1"),
+        )
+}
+
+/// `extra.h` declares a `Q_OBJECT` class, so autogen of `core` compiles its
+/// moc output, and with it `extra_marker`, into `core`.
+const AUTOMOC_EXTRA_H: &str =
+    "#pragma once\n#include <QObject>\nclass Extra : public QObject {\n  Q_OBJECT\n};\n\
+     extern \"C\" int extra_marker() { return 7; }\ninline int extra_value() { return 1; }\n";
+
+/// `core.h`: a `Q_OBJECT` class with `n` properties of its own.
+fn automoc_core_h(n: usize) -> String {
+    let props: String = (0..n)
+        .map(|i| {
+            format!(
+                "  Q_PROPERTY(int p{i} READ p{i})\npublic:\n  int p{i}() const {{ return {i}; }}\n"
+            )
+        })
+        .collect();
+    format!(
+        "#pragma once\n#include <QObject>\nclass Core : public QObject {{\n  Q_OBJECT\n{props}}};\nint core_value();\nint core_marker();\n"
+    )
+}
+
+/// A property more in a `Q_OBJECT` header changes the moc output compiled
+/// into `core`: the AUTOMOC unit is ordinary evidence, and the subset exact.
+#[test]
+fn oracle_class18_automoc_header_change_is_ordinary_evidence() {
+    let o = automoc_scenario("c18-automoc-header")
+        .edit("core.h", &automoc_core_h(2))
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_core"]);
+}
+
+/// A change that touches no Qt code keeps the subset in a project where
+/// every target is AUTOMOC'd.
+#[test]
+fn oracle_class18_automoc_everywhere_keeps_the_subset_of_a_plain_change() {
+    let o = automoc_scenario("c18-automoc-plain")
+        .edit(
+            "plain.cpp",
+            "#include \"extra.h\"\nint plain() { return extra_value() + 1; }\n",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_plain"]);
+}
+
+/// `extra.h` loses its `Q_OBJECT` class: autogen of `core`, which scans it,
+/// no longer compiles a moc output of it (nor the code it includes) into
+/// `core`, so `t_core` flips. No unit of `core` includes `extra.h`, and at
+/// HEAD no moc output does: the dependency evidence shows only `plain.cpp`
+/// reading it. The scan list in autogen's info selects `t_core`.
+#[test]
+fn oracle_class18_scanned_header_losing_q_object_selects_its_target() {
+    let o = automoc_scenario("c18-automoc-scanned")
+        .edit(
+            "extra.h",
+            "#pragma once\n#include <QObject>\ninline int extra_value() { return 1; }\n",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_core", "t_plain"]);
+    assert!(
+        o.run
+            .stderr
+            .contains("extra.h -> depfile CMakeFiles/core_autogen.dir/AutogenInfo.json -> unit"),
+        "the chain names the autogen info that lists the scanned header\n{}",
+        o.report()
+    );
+}
+
+/// `core.h` also declares a plugin class whose metadata is `meta.json`
+/// (`Q_PLUGIN_METADATA(FILE …)`), which moc embeds in its output; `t_core`
+/// checks the embedded tag.
+fn automoc_plugin_scenario(name: &str) -> Scenario {
+    let core_h = format!(
+        "{}class Plug : public QObject {{\n  Q_OBJECT\n  Q_PLUGIN_METADATA(IID \"d2t.plug\" FILE \"meta.json\")\n}};\n",
+        automoc_core_h(1)
+    );
+    automoc_scenario(name)
+        .file("core.h", &core_h)
+        .file("meta.json", "{ \"tag\": \"v1\" }\n")
+        .file(
+            "t_core.cpp",
+            &main_checking(
+                "#include \"core.h\"\n#include <cstring>\nextern \"C\" const char *qt_plugin_query_metadata();",
+                "core_value() == 2 && memmem(qt_plugin_query_metadata(), 48, \"v1\", 2) != nullptr",
+            ),
+        )
+        .edit("meta.json", "{ \"tag\": \"v2\" }\n")
+}
+
+/// moc's dependency file is the only evidence that lists the metadata file:
+/// a change to it selects the target that compiles the output, and nothing
+/// else.
+#[test]
+fn oracle_class18_plugin_metadata_file_is_listed_by_the_moc_depfile() {
+    let o = automoc_plugin_scenario("c18-automoc-plugin-json").run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_core"]);
+    assert!(
+        o.run.stderr.contains("moc_core.cpp.d -> unit"),
+        "the chain names moc's dependency file\n{}",
+        o.report()
+    );
+}
+
+/// A file moc read that is newer than moc's dependency file: moc has not run
+/// since it changed.
+#[test]
+fn oracle_class18_file_newer_than_the_moc_depfile_is_stale() {
+    let o = automoc_plugin_scenario("c18-automoc-plugin-stale")
+        .after_head_build(|ctx| {
+            let t = filetime::FileTime::from_unix_time(
+                filetime::FileTime::now().unix_seconds() + 120,
+                0,
+            );
+            filetime::set_file_mtime(ctx.src.join("meta.json"), t).unwrap();
+        })
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
+    assert!(
+        o.run.stderr.contains("meta.json is newer than") && o.run.stderr.contains("moc_core.cpp.d"),
+        "{}",
+        o.report()
+    );
+}
+
+/// A Qt Designer form with the given `QLabel`s.
+fn designer_form(labels: &[&str]) -> String {
+    let widgets: String = labels
+        .iter()
+        .map(|l| format!("  <widget class=\"QLabel\" name=\"{l}\"/>\n"))
+        .collect();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ui version=\"4.0\">\n <class>Form</class>\n \
+         <widget class=\"QWidget\" name=\"Form\">\n{widgets} </widget>\n <resources/>\n <connections/>\n</ui>\n"
+    )
+}
+
+/// `AUTOUIC` beside `AUTOMOC`, as a Qt Widgets project sets them: `gui.cpp`
+/// includes `ui_form.h`, which uic makes from `forms/form.ui` (found through
+/// `AUTOUIC_SEARCH_PATHS`); `t_gui` counts the form's widgets
+/// (`sizeof(Ui::Form)`: one pointer per widget).
+fn autouic_scenario(name: &str) -> Scenario {
+    require_qt();
+    let cmake = format!(
+        "{PROLOGUE}set(CMAKE_AUTOMOC ON)\nset(CMAKE_AUTOUIC ON)\n\
+         find_package(Qt5 REQUIRED COMPONENTS Widgets)\n\
+         add_library(gui STATIC gui.cpp)\n\
+         set_target_properties(gui PROPERTIES AUTOUIC_SEARCH_PATHS forms)\n\
+         target_link_libraries(gui PUBLIC Qt5::Widgets)\n\
+         add_executable(t_gui t_gui.cpp)\n\
+         target_link_libraries(t_gui gui)\n\
+         add_test(NAME t_gui COMMAND t_gui)\n\
+         add_executable(t_other t_other.cpp)\n\
+         add_test(NAME t_other COMMAND t_other)\n"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("forms/form.ui", &designer_form(&["label"]))
+        .file(
+            "gui.cpp",
+            "#include \"ui_form.h\"\nint gui_widgets() { return sizeof(Ui::Form) / sizeof(void *); }\n",
+        )
+        .file("t_gui.cpp", &main_checking("int gui_widgets();", "gui_widgets() == 1"))
+        .file("t_other.cpp", &main_checking("", "1 + 1 == 2"))
+}
+
+/// A widget more in the form changes the uic header `gui.cpp` includes: the
+/// form is joined to that unit, and the subset is exact.
+#[test]
+fn oracle_class18_autouic_form_change_selects_the_unit_that_includes_its_header() {
+    let o = autouic_scenario("c18-autouic-form")
+        .edit("forms/form.ui", &designer_form(&["label", "label2"]))
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_gui"]);
+    assert!(
+        o.run.stderr.contains("ui_form.h -> unit gui.cpp"),
+        "the chain names the uic header made from the form\n{}",
+        o.report()
+    );
+}
+
+/// `app` (no AUTOMOC of its own, not linking `gui`) includes the uic header
+/// of `gui` through `gui`'s autogen include directory, after `gui_autogen`
+/// has run: the form reaches `app`'s unit too, not only the units of the
+/// target whose autogen wrote the header.
+#[test]
+fn oracle_class18_autouic_header_included_by_another_target() {
+    let cmake = "get_property(multi GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)\n\
+         if(multi)\n  set(ui_dir gui_autogen/include_$<CONFIG>)\nelse()\n  set(ui_dir gui_autogen/include)\nendif()\n\
+         add_executable(t_app t_app.cpp)\n\
+         set_target_properties(t_app PROPERTIES AUTOMOC OFF AUTOUIC OFF)\n\
+         target_include_directories(t_app PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/${ui_dir})\n\
+         target_link_libraries(t_app Qt5::Widgets)\n\
+         add_dependencies(t_app gui_autogen)\n\
+         add_test(NAME t_app COMMAND t_app)\n";
+    let o = autouic_scenario("c18-autouic-other-target")
+        .after_base_files(move |ctx| {
+            let path = ctx.src.join("CMakeLists.txt");
+            let mut text = std::fs::read_to_string(&path).unwrap();
+            text.push_str(cmake);
+            std::fs::write(&path, text).unwrap();
+        })
+        .file(
+            "t_app.cpp",
+            &main_checking(
+                "#include \"ui_form.h\"",
+                "sizeof(Ui::Form) == sizeof(void *)",
+            ),
+        )
+        .edit("forms/form.ui", &designer_form(&["label", "label2"]))
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_app", "t_gui"]);
+}
+
+/// A form newer than the header uic made from it: uic has not run since.
+#[test]
+fn oracle_class18_autouic_form_newer_than_its_header_is_stale() {
+    let o = autouic_scenario("c18-autouic-stale")
+        .edit("t_other.cpp", &main_checking("", "1 + 1 == 3"))
+        .after_head_build(|ctx| {
+            let t = filetime::FileTime::from_unix_time(
+                filetime::FileTime::now().unix_seconds() + 120,
+                0,
+            );
+            filetime::set_file_mtime(ctx.src.join("forms/form.ui"), t).unwrap();
+        })
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
+    assert!(
+        o.run.stderr.contains("form.ui is newer than"),
+        "{}",
+        o.report()
+    );
+}
+
+/// A scanned file newer than autogen's parse cache has not been scanned
+/// since it changed: the evidence is stale.
+#[test]
+fn oracle_class18_scanned_file_newer_than_the_parse_cache_is_stale() {
+    let o = automoc_scenario("c18-automoc-stale")
+        .edit("core.h", &automoc_core_h(2))
+        .after_head_build(|ctx| {
+            let t = filetime::FileTime::from_unix_time(
+                filetime::FileTime::now().unix_seconds() + 120,
+                0,
+            );
+            filetime::set_file_mtime(ctx.src.join("lonely.h"), t).unwrap();
+        })
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
+    assert!(
+        o.run.stderr.contains("lonely.h is newer than") && o.run.stderr.contains("ParseCache"),
+        "{}",
+        o.report()
+    );
+}
+
+/// A moc output without its dependency file (Qt before 5.15 writes none)
+/// does not say what moc read: its target stays opaque.
+#[test]
+fn oracle_class18_moc_output_without_a_dependency_file_is_opaque() {
+    let o = automoc_scenario("c18-automoc-no-depfile")
+        .edit("core.h", &automoc_core_h(2))
+        .after_head_build(|ctx| {
+            let mut removed = 0;
+            for e in walkdir::WalkDir::new(ctx.build.join("core_autogen")) {
+                let e = e.unwrap();
+                if e.file_name() == "moc_core.cpp.d" {
+                    std::fs::remove_file(e.path()).unwrap();
+                    removed += 1;
+                }
+            }
+            // One per configuration built on a multi-configuration generator.
+            assert!(removed >= 1, "moc writes moc_core.cpp.d");
+        })
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "GENERATED_SOURCE");
+    assert!(
+        o.run.stderr.contains("without a dependency file"),
+        "{}",
+        o.report()
+    );
+}
+
 // ============================ issue 12: precision on real projects (exact selections)
 
 impl Outcome {
@@ -2807,6 +3169,16 @@ on_ninja!(
     oracle_class17_cmake_e_wrapper_falls_back_and_names_the_wrapped_target,
     oracle_class17_cmake_e_wrapper_declared_with_a_script_rule,
     oracle_class17_cmake_e_chdir_resolves_arguments_in_its_directory,
+    oracle_class18_automoc_header_change_is_ordinary_evidence,
+    oracle_class18_automoc_everywhere_keeps_the_subset_of_a_plain_change,
+    oracle_class18_scanned_header_losing_q_object_selects_its_target,
+    oracle_class18_plugin_metadata_file_is_listed_by_the_moc_depfile,
+    oracle_class18_autouic_form_change_selects_the_unit_that_includes_its_header,
+    oracle_class18_autouic_header_included_by_another_target,
+    oracle_class18_autouic_form_newer_than_its_header_is_stale,
+    oracle_class18_file_newer_than_the_moc_depfile_is_stale,
+    oracle_class18_scanned_file_newer_than_the_parse_cache_is_stale,
+    oracle_class18_moc_output_without_a_dependency_file_is_opaque,
     precision_versioned_shared_library_gives_chains_and_a_subset,
     precision_a_doc_change_under_a_boundary_keeps_the_subset_and_names_the_boundary,
     precision_the_same_doc_change_without_a_boundary_is_change_unknown_with_a_hint,

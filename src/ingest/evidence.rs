@@ -56,6 +56,14 @@ pub struct DepEvidence {
     /// the file that does, or cannot be read). See
     /// [`super::depfile::scan_assembler_includes`].
     pub assembler_includes: Vec<(usize, String, String)>,
+    /// Qt AUTOMOC: whether each compilation unit autogen wrote
+    /// (`<T>_autogen/mocs_compilation.cpp`) is vouched by autogen's own
+    /// evidence (see [`super::autogen::join_automoc`]).
+    pub automoc: super::autogen::Automoc,
+    /// Prerequisites joined to a unit from evidence other than its own
+    /// depfile or record: `(unit index, file)` → that evidence file (absolute),
+    /// which its chains name instead of the unit's depfile.
+    pub joined: FastMap<(usize, FileId), String>,
     /// `sizes[id]`: the file's size when it was stat'ed for freshness.
     pub sizes: Vec<Option<u64>>,
     /// `mtime_secs[id]`: its modification time in whole seconds (what GCC

@@ -5,6 +5,7 @@
 //! lives in the per-source modules.
 
 pub mod aliases;
+pub mod autogen;
 pub mod coverage;
 pub mod ctest;
 pub mod depfile;

@@ -1,0 +1,594 @@
+//! Qt AUTOMOC (CMake's autogen step): the one build-time generated source
+//! that is read as evidence instead of making its target opaque.
+//!
+//! With `AUTOMOC`, CMake scans a target's sources and headers at build time
+//! and runs `moc` on those that declare `Q_OBJECT` (and the other macros);
+//! the outputs are compiled into the target through one generated unit,
+//! `<T>_autogen/mocs_compilation.cpp`, or `#include`d by a unit
+//! (`foo.moc`, `moc_foo.cpp`). What that code is depends on:
+//!
+//! - which files declare a moc macro: every file autogen scans, listed in
+//!   `CMakeFiles/<T>_autogen.dir/AutogenInfo.json` (`HEADERS`, `SOURCES`).
+//!   A scanned header that gains `Q_OBJECT` adds code to the target, even
+//!   when no unit of the target includes it. So each scanned file is joined
+//!   to the evidence of the compilation unit, and audited against the parse
+//!   cache autogen rewrites whenever a scanned file is newer than it
+//!   (`PARSE_CACHE_FILE`): a newer scanned file has not been scanned since it
+//!   changed (`DEP_EVIDENCE_STALE`);
+//! - what each `moc` run read: Qt 5.15 and later write a depfile beside
+//!   every output (`moc_foo.cpp.d`, `foo.moc.d`), which also names the file
+//!   of a `Q_PLUGIN_METADATA(FILE …)`. Its project prerequisites are joined
+//!   to every unit that includes the output, audited against the depfile.
+//!
+//! - what each `uic` header (`AUTOUIC`, `ui_NAME.h`) was made from: uic
+//!   writes no depfile; its header is made from one `NAME.ui`, found beside
+//!   the scanned file that includes the header or in a search path. Every
+//!   such form that exists is joined to the units that include the header,
+//!   audited against the header (uic rewrites it when its form is newer).
+//!
+//! Anything else autogen wrote that a unit includes without a depfile (the
+//! output of a `moc` before Qt 5.15), an info file that cannot be
+//! read, or a compilation file it does not name leaves the target opaque
+//! (`GENERATED_SOURCE`), as before. A multi-configuration generator's
+//! autogen is read for the selected configuration (`KEY_<Config>` entries). The settings
+//! (moc options, include directories, definitions, the moc executable) are
+//! written at configure time and change only with a CMake input.
+
+use super::depfile_syntax;
+use super::evidence::{DepEvidence, FileId};
+use super::file_api::{Codemodel, CompiledSource, Target};
+use super::Reader;
+use crate::fasthash::FastMap;
+use crate::paths;
+use crate::reason::{Code, Gap};
+use std::time::SystemTime;
+
+/// Whether `c`, a compiled source of `t`, may be AUTOMOC's compilation unit:
+/// a generated `mocs_compilation*.cpp`. Only a candidate: whether it is one
+/// is decided from autogen's own evidence by [`join_automoc`].
+pub fn is_candidate(c: &CompiledSource) -> bool {
+    let name = c.path.rsplit('/').next().unwrap_or("");
+    c.generated && name.starts_with("mocs_compilation") && name.ends_with(".cpp")
+}
+
+/// The verdict on one candidate: vouched, or the reason it stays opaque.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Autogen's evidence was read and joined: an ordinary unit.
+    Vouched,
+    /// Why the target stays opaque.
+    Opaque(String),
+}
+
+/// What the autogen evidence decided, for [`crate::graph::Graph`].
+#[derive(Clone, Debug, Default)]
+pub struct Automoc {
+    /// One verdict per candidate: `((target, compiled index), verdict)`, sorted.
+    pub verdicts: Vec<((usize, usize), Verdict)>,
+    /// Targets without a candidate whose units include an output autogen
+    /// wrote that nothing explains: (target, why), sorted.
+    pub opaque_consumers: Vec<(usize, String)>,
+}
+
+/// The autogen settings of one target that this module reads.
+struct Info {
+    build_dir: String,
+    /// Where autogen writes included outputs (`INCLUDE_DIR`, per configuration).
+    include_dir: Option<String>,
+    /// `AUTOUIC` is on (`QT_UIC_EXECUTABLE`), with its extra search paths.
+    uic: bool,
+    uic_search: Vec<String>,
+    compilation: String,
+    predefs: Option<String>,
+    parse_cache: String,
+    scanned: Vec<String>,
+}
+
+fn info_path(t: &Target) -> String {
+    format!(
+        "{}/CMakeFiles/{}_autogen.dir/AutogenInfo.json",
+        t.dir_build, t.name
+    )
+}
+
+fn read_info(reader: &Reader, t: &Target, config: &str) -> Result<Info, String> {
+    let path = info_path(t);
+    let bytes = reader
+        .read(&path)
+        .map_err(|e| format!("its autogen info {path} cannot be read ({e})"))?;
+    let v: serde_json::Value = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|s| serde_json::from_str(s).ok())
+        .ok_or_else(|| format!("its autogen info {path} is not valid JSON"))?;
+    // A multi-configuration generator writes per-configuration files under
+    // `KEY_<Config>` (`mocs_compilation_Debug.cpp`, `ParseCache_Debug.txt`).
+    let multi = match v.get("MULTI_CONFIG").and_then(|x| x.as_bool()) {
+        Some(m) => m,
+        None => return Err(format!("its autogen info {path} has no MULTI_CONFIG")),
+    };
+    let key_of = |key: &str| {
+        if multi {
+            format!("{key}_{config}")
+        } else {
+            key.to_owned()
+        }
+    };
+    let text = |key: &str| {
+        v.get(key)
+            .and_then(|x| x.as_str())
+            .filter(|s| !s.is_empty())
+    };
+    let absolute = |key: &str| {
+        text(key)
+            .filter(|s| s.starts_with('/'))
+            .map(paths::fold)
+            .ok_or_else(|| format!("its autogen info {path} has no absolute {key}"))
+    };
+    let mut scanned = Vec::new();
+    for key in ["HEADERS", "SOURCES"] {
+        let list = v
+            .get(key)
+            .and_then(|x| x.as_array())
+            .ok_or_else(|| format!("its autogen info {path} has no {key} list"))?;
+        for entry in list {
+            let name = entry
+                .get(0)
+                .and_then(|x| x.as_str())
+                .filter(|s| s.starts_with('/'))
+                .ok_or_else(|| {
+                    format!("its autogen info {path} has a {key} entry without an absolute path")
+                })?;
+            scanned.push(paths::fold(name));
+        }
+    }
+    scanned.sort();
+    scanned.dedup();
+    let source_dir = text("CMAKE_CURRENT_SOURCE_DIR").unwrap_or("/");
+    let uic_search = v
+        .get("UIC_SEARCH_PATHS")
+        .and_then(|x| x.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x.as_str())
+        .map(|d| paths::join_fold(source_dir, d))
+        .collect();
+    Ok(Info {
+        build_dir: absolute("BUILD_DIR")?,
+        include_dir: absolute(&key_of("INCLUDE_DIR")).ok(),
+        uic: text("QT_UIC_EXECUTABLE").is_some(),
+        uic_search,
+        compilation: absolute(&key_of("MOC_COMPILATION_FILE"))?,
+        predefs: text(&key_of("MOC_PREDEFS_FILE")).map(paths::fold),
+        parse_cache: absolute(&key_of("PARSE_CACHE_FILE"))?,
+        scanned,
+    })
+}
+
+fn mtime(path: &str) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// Reads the autogen evidence of every target that compiles a
+/// [candidate](is_candidate) and joins it to every unit that includes what
+/// autogen wrote (a unit of another target too), then says which candidates
+/// are vouched. Returns the freshness gaps (global, like every other stale
+/// evidence). Costs nothing in a build without a candidate.
+pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) -> Vec<Gap> {
+    let mut gaps = Vec::new();
+    let infos: Vec<(usize, Result<Info, String>)> = model
+        .targets
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.compiled.iter().any(is_candidate))
+        .map(|(ti, t)| (ti, read_info(reader, t, &model.config)))
+        .collect();
+    if infos.is_empty() {
+        return gaps;
+    }
+    let roots = [model.source_root.as_str(), model.build_root.as_str()];
+    let project = |p: &str| roots.iter().any(|r| paths::is_within(p, r));
+    // Why a target stays opaque (the first reason found).
+    let mut opaque: std::collections::BTreeMap<usize, String> = Default::default();
+    let mut ok: Vec<(usize, &Info)> = Vec::new();
+    for (ti, info) in &infos {
+        match info {
+            Ok(info) => ok.push((*ti, info)),
+            Err(why) => {
+                opaque.insert(*ti, why.clone());
+            }
+        }
+    }
+    // Which autogen directory holds each evidence file.
+    let by_dir: FastMap<&str, usize> = ok
+        .iter()
+        .enumerate()
+        .map(|(k, (_, info))| (info.build_dir.as_str(), k))
+        .collect();
+    let owner: Vec<Option<usize>> = ev
+        .files
+        .iter()
+        .map(|f| {
+            if !paths::is_within(f, &model.build_root) {
+                return None;
+            }
+            let mut dir = f.as_str();
+            while let Some((parent, _)) = dir.rsplit_once('/') {
+                if let Some(&k) = by_dir.get(parent) {
+                    return Some(k);
+                }
+                dir = parent;
+            }
+            None
+        })
+        .collect();
+    // What each output autogen wrote was generated from, once per output.
+    let mut explained: FastMap<FileId, Result<Vec<(String, String)>, String>> = FastMap::default();
+    let mut joins: Vec<(usize, String, String)> = Vec::new();
+    for u in 0..ev.tus.len() {
+        for &id in &ev.tus[u].prereqs {
+            let Some(k) = owner[id as usize] else {
+                continue;
+            };
+            let (owner_t, info) = ok[k];
+            let out = &ev.files[id as usize];
+            if *out == info.compilation || Some(out) == info.predefs.as_ref() {
+                continue;
+            }
+            let e = explained
+                .entry(id)
+                .or_insert_with(|| explain(info, out, reader, &project, &mut gaps));
+            match e {
+                Ok(from) => joins.extend(from.iter().map(|(p, by)| (u, p.clone(), by.clone()))),
+                Err(why) => {
+                    let why = format!("{} includes {out}, {why}", ev.tus[u].source);
+                    opaque.entry(owner_t).or_insert_with(|| why.clone());
+                    opaque.entry(ev.tus[u].target).or_insert(why);
+                }
+            }
+        }
+    }
+    // The files each autogen scans, against its parse cache, joined to its
+    // compilation unit.
+    for &(ti, info) in &ok {
+        let cache_time = mtime(&info.parse_cache);
+        let info_file = info_path(&model.targets[ti]);
+        for p in info.scanned.iter().filter(|p| project(p)) {
+            match (mtime(p), cache_time) {
+                (Some(m), Some(c)) if m > c => gaps.push(Gap::new(
+                    Code::DepEvidenceStale,
+                    format!(
+                        "{p} is newer than {}: AUTOMOC of target {:?} has not scanned it since it changed",
+                        info.parse_cache, model.targets[ti].name
+                    ),
+                )),
+                (Some(_), Some(_)) => {}
+                _ => gaps.push(Gap::new(
+                    Code::DepPrereqUninspectable,
+                    format!(
+                        "{p} (scanned by AUTOMOC of target {:?}) or {} cannot be inspected",
+                        model.targets[ti].name, info.parse_cache
+                    ),
+                )),
+            }
+            for u in (0..ev.tus.len())
+                .filter(|&u| ev.tus[u].target == ti && ev.tus[u].source == info.compilation)
+            {
+                joins.push((u, p.clone(), info_file.clone()));
+            }
+        }
+    }
+    // Joining only adds prerequisites: it is applied whatever the verdicts.
+    for (u, p, by) in joins {
+        let size = std::fs::metadata(&p).ok().map(|m| m.len());
+        let id = ev.add_file(&p, size);
+        if !ev.tus[u].prereqs.contains(&id) {
+            ev.tus[u].prereqs.push(id);
+            ev.joined.insert((u, id), by);
+        }
+    }
+    for (ti, t) in model.targets.iter().enumerate() {
+        let info = infos
+            .iter()
+            .find(|(i, _)| *i == ti)
+            .and_then(|(_, r)| r.as_ref().ok());
+        for (ci, c) in t
+            .compiled
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| is_candidate(c))
+        {
+            let v = match (opaque.get(&ti), info) {
+                (Some(why), _) => Verdict::Opaque(why.clone()),
+                (None, Some(info)) if info.compilation == c.path => Verdict::Vouched,
+                (None, Some(info)) => Verdict::Opaque(format!(
+                    "its autogen info names {} as the moc compilation file, not this one",
+                    info.compilation
+                )),
+                (None, None) => Verdict::Opaque("its autogen info was not read".into()),
+            };
+            ev.automoc.verdicts.push(((ti, ci), v));
+        }
+    }
+    ev.automoc.opaque_consumers = opaque
+        .into_iter()
+        .filter(|(ti, _)| !model.targets[*ti].compiled.iter().any(is_candidate))
+        .collect();
+    gaps.sort();
+    gaps.dedup();
+    gaps
+}
+
+/// What the output `out` in an autogen directory was generated from, each
+/// with the evidence that says so: what moc read (its dependency file), or
+/// the forms uic may have read. `Err`: why nobody can tell.
+fn explain(
+    info: &Info,
+    out: &str,
+    reader: &Reader,
+    project: &dyn Fn(&str) -> bool,
+    gaps: &mut Vec<Gap>,
+) -> Result<Vec<(String, String)>, String> {
+    let mut from = Vec::new();
+    let dep = format!("{out}.d");
+    let Ok(bytes) = reader.read(&dep) else {
+        // uic writes no dependency file: its header is made from one `.ui`
+        // file, found where autogen looks for it.
+        let Some(forms) = uic_forms(info, out) else {
+            return Err(format!(
+                "which autogen wrote without a dependency file ({dep}: moc before Qt 5.15?)"
+            ));
+        };
+        if forms.is_empty() {
+            return Err("a uic header, but no .ui file is where autogen looks for its form".into());
+        }
+        let written = mtime(out);
+        for f in forms.into_iter().filter(|f| project(f)) {
+            audit(&f, written, out, gaps);
+            from.push((f, out.to_owned()));
+        }
+        return Ok(from);
+    };
+    let parsed = depfile_syntax::parse(&bytes)
+        .map_err(|_| format!("whose moc dependency file {dep} cannot be parsed"))?;
+    let names_out = parsed.rules.iter().any(|r| {
+        r.targets
+            .iter()
+            .any(|x| x.starts_with('/') && paths::fold(x) == out)
+    });
+    if !names_out {
+        return Err(format!(
+            "whose moc dependency file {dep} does not describe it"
+        ));
+    }
+    let recorded = mtime(&dep);
+    for name in parsed.rules.iter().flat_map(|r| r.prereqs.iter()) {
+        if !name.starts_with('/') {
+            return Err(format!(
+                "whose moc dependency file {dep} lists the relative path {name}"
+            ));
+        }
+        let p = paths::fold(name);
+        if project(&p) {
+            audit(&p, recorded, &dep, gaps);
+            from.push((p, dep.clone()));
+        }
+    }
+    Ok(from)
+}
+
+/// When `out` is a header `AUTOUIC` writes (`INCLUDE_DIR/[DIR/]ui_NAME.h`),
+/// every `.ui` file uic may have made it from: `NAME.ui` (and `DIR/NAME.ui`)
+/// beside any file autogen scans (uic looks beside the file that includes
+/// the header, which is one of them) and in each `AUTOUIC_SEARCH_PATHS`
+/// directory. Only those that exist; a superset of the one used, so a change
+/// to any of them reaches the target. `None` when `out` is no uic header.
+fn uic_forms(info: &Info, out: &str) -> Option<Vec<String>> {
+    if !info.uic {
+        return None;
+    }
+    let key = paths::strip_root(out, info.include_dir.as_deref()?)?;
+    let (prefix, file) = match key.rsplit_once('/') {
+        Some((d, f)) => (format!("{d}/"), f),
+        None => (String::new(), key),
+    };
+    let form = format!("{}.ui", file.strip_prefix("ui_")?.strip_suffix(".h")?);
+    let dirs = info
+        .scanned
+        .iter()
+        .filter_map(|f| f.rsplit_once('/').map(|(d, _)| d.to_owned()))
+        .chain(info.uic_search.iter().cloned());
+    let mut forms: Vec<String> = dirs
+        .flat_map(|d| {
+            [
+                paths::join_fold(&d, &form),
+                paths::join_fold(&d, &format!("{prefix}{form}")),
+            ]
+        })
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
+        .collect();
+    forms.sort();
+    forms.dedup();
+    Some(forms)
+}
+
+/// A joined project file must not be newer than the evidence that lists it.
+fn audit(p: &str, recorded: Option<SystemTime>, evidence: &str, gaps: &mut Vec<Gap>) {
+    match (mtime(p), recorded) {
+        (Some(m), Some(r)) if m > r => gaps.push(Gap::new(
+            Code::DepEvidenceStale,
+            format!("{p} is newer than {evidence}"),
+        )),
+        (Some(_), Some(_)) => {}
+        _ => gaps.push(Gap::new(
+            Code::DepPrereqUninspectable,
+            format!("{p} (listed in {evidence}) or its dependency file cannot be inspected"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::Limits;
+
+    /// A target `core` built in a temp dir, with `info` as its AutogenInfo.json.
+    fn target_with_info(info: &str) -> (tempfile::TempDir, Target) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let build = dir.path().to_str().unwrap().to_owned();
+        let t = Target {
+            name: "core".into(),
+            dir_build: build.clone(),
+            ..Target::default()
+        };
+        let p = info_path(&t);
+        std::fs::create_dir_all(std::path::Path::new(&p).parent().unwrap()).unwrap();
+        std::fs::write(&p, info.replace("@B@", &build)).unwrap();
+        (dir, t)
+    }
+
+    const SINGLE: &str = r#"{
+      "MULTI_CONFIG": false, "BUILD_DIR": "@B@/core_autogen",
+      "INCLUDE_DIR": "@B@/core_autogen/include",
+      "MOC_COMPILATION_FILE": "@B@/core_autogen/mocs_compilation.cpp",
+      "MOC_PREDEFS_FILE": "@B@/core_autogen/moc_predefs.h",
+      "PARSE_CACHE_FILE": "@B@/CMakeFiles/core_autogen.dir/ParseCache.txt",
+      "QT_UIC_EXECUTABLE": "/usr/lib/qt5/bin/uic", "UIC_SEARCH_PATHS": ["forms", "/abs/forms"],
+      "CMAKE_CURRENT_SOURCE_DIR": "/src",
+      "HEADERS": [["/src/b.h", "Mu", "X/moc_b.cpp", null], ["/src/a.h", "Mu", "X/moc_a.cpp"]],
+      "SOURCES": [["/src/a.cpp", "Mu"], ["/src/./a.h", "Mu"]],
+      "NEWER_MEMBER": 1
+    }"#;
+
+    #[test]
+    fn single_configuration_info_is_read_with_its_scan_list() {
+        let (_d, t) = target_with_info(SINGLE);
+        let info = read_info(&Reader::new(Limits::default()), &t, "Debug").unwrap();
+        let b = &t.dir_build;
+        assert_eq!(
+            info.compilation,
+            format!("{b}/core_autogen/mocs_compilation.cpp")
+        );
+        assert_eq!(
+            info.parse_cache,
+            format!("{b}/CMakeFiles/core_autogen.dir/ParseCache.txt")
+        );
+        assert_eq!(info.scanned, ["/src/a.cpp", "/src/a.h", "/src/b.h"]);
+        assert_eq!(info.uic_search, ["/src/forms", "/abs/forms"]);
+        assert!(info.uic);
+    }
+
+    #[test]
+    fn multi_configuration_info_is_read_for_the_selected_configuration() {
+        let multi = SINGLE
+            .replace("\"MULTI_CONFIG\": false", "\"MULTI_CONFIG\": true")
+            .replace(
+                "\"INCLUDE_DIR\":",
+                "\"INCLUDE_DIR_Release\": \"@B@/core_autogen/include_Release\", \
+                 \"MOC_COMPILATION_FILE_Release\": \"@B@/core_autogen/mocs_compilation_Release.cpp\", \
+                 \"PARSE_CACHE_FILE_Release\": \"@B@/CMakeFiles/core_autogen.dir/ParseCache_Release.txt\", \
+                 \"INCLUDE_DIR\":",
+            );
+        let (_d, t) = target_with_info(&multi);
+        let reader = Reader::new(Limits::default());
+        let info = read_info(&reader, &t, "Release").unwrap();
+        assert!(info.compilation.ends_with("/mocs_compilation_Release.cpp"));
+        assert!(info.parse_cache.ends_with("/ParseCache_Release.txt"));
+        assert_eq!(
+            info.include_dir
+                .as_deref()
+                .map(|d| d.ends_with("/include_Release")),
+            Some(true)
+        );
+        // A configuration the info has no files for is no evidence.
+        let err = read_info(&reader, &t, "Debug").err().unwrap();
+        assert!(err.contains("MOC_COMPILATION_FILE_Debug"), "{err}");
+    }
+
+    #[test]
+    fn unreadable_or_incomplete_info_is_a_reason_not_a_guess() {
+        let reader = Reader::new(Limits::default());
+        for (info, needle) in [
+            ("{ not json", "is not valid JSON"),
+            (
+                &SINGLE.replace("\"MULTI_CONFIG\": false,", "") as &str,
+                "has no MULTI_CONFIG",
+            ),
+            (
+                &SINGLE.replace("[\"/src/a.cpp\"", "[\"a.cpp\""),
+                "without an absolute path",
+            ),
+            (
+                &SINGLE.replace("\"SOURCES\":", "\"SOURCEZ\":"),
+                "has no SOURCES list",
+            ),
+            (
+                &SINGLE.replace("\"@B@/core_autogen\",", "\"core_autogen\","),
+                "absolute BUILD_DIR",
+            ),
+        ] {
+            let (_d, t) = target_with_info(info);
+            let err = read_info(&reader, &t, "Debug").err().unwrap();
+            assert!(err.contains(needle), "{needle:?} not in {err:?}");
+        }
+        let t = Target {
+            name: "core".into(),
+            dir_build: "/nonexistent-d2t".into(),
+            ..Target::default()
+        };
+        let err = read_info(&reader, &t, "Debug").err().unwrap();
+        assert!(err.contains("cannot be read"), "{err}");
+    }
+
+    #[test]
+    fn a_uic_header_maps_to_every_form_autogen_may_have_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_str().unwrap().to_owned();
+        for f in [
+            "src/form.ui",
+            "src/sub/form.ui",
+            "forms/sub/form.ui",
+            "forms/other.ui",
+        ] {
+            let p = format!("{root}/{f}");
+            std::fs::create_dir_all(std::path::Path::new(&p).parent().unwrap()).unwrap();
+            std::fs::write(&p, "<ui/>").unwrap();
+        }
+        let info = Info {
+            build_dir: format!("{root}/b/core_autogen"),
+            include_dir: Some(format!("{root}/b/core_autogen/include")),
+            uic: true,
+            uic_search: vec![format!("{root}/forms")],
+            compilation: String::new(),
+            predefs: None,
+            parse_cache: String::new(),
+            scanned: vec![format!("{root}/src/a.cpp")],
+        };
+        let forms = uic_forms(
+            &info,
+            &format!("{root}/b/core_autogen/include/sub/ui_form.h"),
+        );
+        assert_eq!(
+            forms,
+            Some(vec![
+                format!("{root}/forms/sub/form.ui"),
+                format!("{root}/src/form.ui"),
+                format!("{root}/src/sub/form.ui"),
+            ])
+        );
+        // Not a uic header: a moc output, or a file outside the include directory.
+        assert_eq!(
+            uic_forms(&info, &format!("{root}/b/core_autogen/include/a.moc")),
+            None
+        );
+        assert_eq!(
+            uic_forms(&info, &format!("{root}/b/core_autogen/X/ui_form.h")),
+            None
+        );
+        // Without AUTOUIC nothing is a uic header.
+        let off = Info { uic: false, ..info };
+        assert_eq!(
+            uic_forms(&off, &format!("{root}/b/core_autogen/include/ui_form.h")),
+            None
+        );
+    }
+}
