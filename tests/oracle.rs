@@ -2418,6 +2418,84 @@ fn oracle_class18_autouic_form_newer_than_its_header_is_stale() {
     );
 }
 
+/// `AUTORCC`: `core` embeds `data/v.txt` through `res.qrc` (under an alias)
+/// and `t_core` reads it back from the resource system.
+fn autorcc_scenario(name: &str) -> Scenario {
+    require_qt();
+    let cmake = format!(
+        "{PROLOGUE}set(CMAKE_AUTOMOC ON)\nset(CMAKE_AUTORCC ON)\n\
+         find_package(Qt5 REQUIRED COMPONENTS Core)\n\
+         add_library(core STATIC core.cpp res.qrc)\n\
+         target_link_libraries(core PUBLIC Qt5::Core)\n\
+         add_executable(t_core t_core.cpp)\n\
+         target_link_libraries(t_core core)\n\
+         add_test(NAME t_core COMMAND t_core)\n\
+         add_executable(t_other t_other.cpp)\n\
+         add_test(NAME t_other COMMAND t_other)\n"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "res.qrc",
+            "<!DOCTYPE RCC><RCC version=\"1.0\">\n<qresource prefix=\"/\">\n  \
+             <!-- <file>data/unused.txt</file> -->\n  <file alias=\"v.txt\">data/v.txt</file>\n\
+             </qresource>\n</RCC>\n",
+        )
+        .file("data/v.txt", "v1\n")
+        .file(
+            "core.cpp",
+            "#include <QFile>\nstatic int init() { Q_INIT_RESOURCE(res); return 0; }\n\
+             QByteArray core_data() {\n  init();\n  QFile f(\":/v.txt\");\n  \
+             f.open(QIODevice::ReadOnly);\n  return f.readAll();\n}\n",
+        )
+        .file(
+            "t_core.cpp",
+            &main_checking(
+                "#include <QByteArray>\nQByteArray core_data();",
+                "core_data() == \"v1\\n\"",
+            ),
+        )
+        .file("t_other.cpp", &main_checking("", "1 + 1 == 2"))
+}
+
+/// A resource changes the unit rcc writes: it is joined to that unit from
+/// the AUTORCC info and the `.qrc`, and the subset is exact.
+#[test]
+fn oracle_class18_autorcc_resource_change_selects_the_target_that_embeds_it() {
+    let o = autorcc_scenario("c18-autorcc-resource")
+        .edit("data/v.txt", "v2\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_core"]);
+    assert!(
+        o.run.stderr.contains("_Info.json -> unit"),
+        "the chain names the AUTORCC info\n{}",
+        o.report()
+    );
+}
+
+/// A resource newer than the unit rcc wrote: rcc has not run since.
+#[test]
+fn oracle_class18_autorcc_resource_newer_than_its_unit_is_stale() {
+    let o = autorcc_scenario("c18-autorcc-stale")
+        .edit("t_other.cpp", &main_checking("", "1 + 1 == 3"))
+        .after_head_build(|ctx| {
+            let t = filetime::FileTime::from_unix_time(
+                filetime::FileTime::now().unix_seconds() + 120,
+                0,
+            );
+            filetime::set_file_mtime(ctx.src.join("data/v.txt"), t).unwrap();
+        })
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
+    assert!(
+        o.run.stderr.contains("data/v.txt is newer than") && o.run.stderr.contains("/qrc_res"),
+        "{}",
+        o.report()
+    );
+}
+
 /// A scanned file newer than autogen's parse cache has not been scanned
 /// since it changed: the evidence is stale.
 #[test]
@@ -3175,6 +3253,8 @@ on_ninja!(
     oracle_class18_plugin_metadata_file_is_listed_by_the_moc_depfile,
     oracle_class18_autouic_form_change_selects_the_unit_that_includes_its_header,
     oracle_class18_autouic_header_included_by_another_target,
+    oracle_class18_autorcc_resource_change_selects_the_target_that_embeds_it,
+    oracle_class18_autorcc_resource_newer_than_its_unit_is_stale,
     oracle_class18_autouic_form_newer_than_its_header_is_stale,
     oracle_class18_file_newer_than_the_moc_depfile_is_stale,
     oracle_class18_scanned_file_newer_than_the_parse_cache_is_stale,

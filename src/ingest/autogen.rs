@@ -1,5 +1,6 @@
-//! Qt AUTOMOC (CMake's autogen step): the one build-time generated source
-//! that is read as evidence instead of making its target opaque.
+//! Qt's autogen step (`AUTOMOC`, `AUTOUIC`, `AUTORCC`): the build-time
+//! generated sources that are read as evidence instead of making their
+//! target opaque. (`AUTORCC`'s resource units: see [`rcc_verdict`].)
 //!
 //! With `AUTOMOC`, CMake scans a target's sources and headers at build time
 //! and runs `moc` on those that declare `Q_OBJECT` (and the other macros);
@@ -43,12 +44,25 @@ use crate::paths;
 use crate::reason::{Code, Gap};
 use std::time::SystemTime;
 
-/// Whether `c`, a compiled source of `t`, may be AUTOMOC's compilation unit:
-/// a generated `mocs_compilation*.cpp`. Only a candidate: whether it is one
-/// is decided from autogen's own evidence by [`join_automoc`].
-pub fn is_candidate(c: &CompiledSource) -> bool {
+/// Whether `c` may be AUTOMOC's compilation unit: a generated
+/// `mocs_compilation*.cpp`. Only a candidate: whether it is one is decided
+/// from autogen's own evidence by [`join_automoc`].
+fn is_moc_candidate(c: &CompiledSource) -> bool {
     let name = c.path.rsplit('/').next().unwrap_or("");
     c.generated && name.starts_with("mocs_compilation") && name.ends_with(".cpp")
+}
+
+/// Whether `c` may be an AUTORCC resource unit: a generated `qrc_*.cpp`.
+fn is_rcc_candidate(c: &CompiledSource) -> bool {
+    let name = c.path.rsplit('/').next().unwrap_or("");
+    c.generated && name.starts_with("qrc_") && name.ends_with(".cpp")
+}
+
+/// Whether `c` is a compiled generated source that autogen's evidence may
+/// vouch for (AUTOMOC's compilation unit, an AUTORCC resource unit): the
+/// graph leaves it to [`join_automoc`]'s verdict.
+pub fn is_candidate(c: &CompiledSource) -> bool {
+    is_moc_candidate(c) || is_rcc_candidate(c)
 }
 
 /// The verdict on one candidate: vouched, or the reason it stays opaque.
@@ -164,6 +178,10 @@ fn read_info(reader: &Reader, t: &Target, config: &str) -> Result<Info, String> 
     })
 }
 
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 fn mtime(path: &str) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
@@ -179,10 +197,14 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
         .targets
         .iter()
         .enumerate()
-        .filter(|(_, t)| t.compiled.iter().any(is_candidate))
+        .filter(|(_, t)| t.compiled.iter().any(is_moc_candidate))
         .map(|(ti, t)| (ti, read_info(reader, t, &model.config)))
         .collect();
-    if infos.is_empty() {
+    if !model
+        .targets
+        .iter()
+        .any(|t| t.compiled.iter().any(is_candidate))
+    {
         return gaps;
     }
     let roots = [model.source_root.as_str(), model.build_root.as_str()];
@@ -231,7 +253,21 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
             };
             let (owner_t, info) = ok[k];
             let out = &ev.files[id as usize];
-            if *out == info.compilation || Some(out) == info.predefs.as_ref() {
+            // The units autogen compiles have verdicts of their own.
+            let own_unit = model.targets[owner_t]
+                .compiled
+                .iter()
+                .any(|c| is_candidate(c) && c.path == *out);
+            if own_unit || *out == info.compilation || Some(out) == info.predefs.as_ref() {
+                continue;
+            }
+            // A multi-configuration AUTORCC unit includes rcc's output for
+            // its configuration: its verdict covers that output.
+            let rcc_unit = model.targets[owner_t]
+                .compiled
+                .iter()
+                .any(|c| is_rcc_candidate(c) && c.path == ev.tus[u].source);
+            if rcc_unit && file_name(out).starts_with("qrc_") {
                 continue;
             }
             let e = explained
@@ -297,6 +333,11 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
             .enumerate()
             .filter(|(_, c)| is_candidate(c))
         {
+            if is_rcc_candidate(c) {
+                let v = rcc_verdict(ev, model, reader, ti, ci, &project, &mut gaps);
+                ev.automoc.verdicts.push(((ti, ci), v));
+                continue;
+            }
             let v = match (opaque.get(&ti), info) {
                 (Some(why), _) => Verdict::Opaque(why.clone()),
                 (None, Some(info)) if info.compilation == c.path => Verdict::Vouched,
@@ -374,6 +415,244 @@ fn explain(
         }
     }
     Ok(from)
+}
+
+/// AUTORCC's unit `c` (`qrc_NAME.cpp`) of target `ti`: rcc embeds the `.qrc`
+/// file's resources in it. The `AutoRcc_*_Info.json` of the target whose
+/// output (`BUILD_DIR/OUTPUT_CHECKSUM/OUTPUT_NAME`) it is names the `.qrc`
+/// (`SOURCE`) and what configure listed in it (`INPUTS`); the `.qrc` is read
+/// again too, since rcc lists it again at build time. The `.qrc` and every
+/// file either names are joined to the unit, each no newer than the output
+/// (autorcc runs rcc again when one is). A listed directory (rcc embeds
+/// what it holds), a missing file or a `.qrc` that cannot be read leaves the
+/// target opaque.
+fn rcc_verdict(
+    ev: &mut DepEvidence,
+    model: &Codemodel,
+    reader: &Reader,
+    ti: usize,
+    ci: usize,
+    project: &dyn Fn(&str) -> bool,
+    gaps: &mut Vec<Gap>,
+) -> Verdict {
+    let t = &model.targets[ti];
+    let out = &t.compiled[ci].path;
+    let dir = format!("{}/CMakeFiles/{}_autogen.dir", t.dir_build, t.name);
+    let mut infos: Vec<String> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with("AutoRcc_") && n.ends_with("_Info.json"))
+        .map(|n| format!("{dir}/{n}"))
+        .collect();
+    infos.sort();
+    for path in infos {
+        let Some(v) = reader
+            .read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        else {
+            return Verdict::Opaque(format!("its AUTORCC info {path} cannot be read"));
+        };
+        let text = |key: &str| {
+            v.get(key)
+                .and_then(|x| x.as_str())
+                .filter(|s| !s.is_empty())
+        };
+        let (Some(build), Some(sum), Some(name)) = (
+            text("BUILD_DIR"),
+            text("OUTPUT_CHECKSUM"),
+            text("OUTPUT_NAME"),
+        ) else {
+            return Verdict::Opaque(format!("its AUTORCC info {path} names no output"));
+        };
+        if !build.starts_with('/') || paths::fold(&format!("{build}/{sum}/{name}")) != *out {
+            continue;
+        }
+        return match rcc_join(ev, ti, out, &path, &v, reader, project, gaps) {
+            Ok(()) => Verdict::Vouched,
+            Err(why) => Verdict::Opaque(why),
+        };
+    }
+    Verdict::Opaque(format!("no AUTORCC info in {dir} names it as its output"))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rcc_join(
+    ev: &mut DepEvidence,
+    ti: usize,
+    out: &str,
+    info: &str,
+    v: &serde_json::Value,
+    reader: &Reader,
+    project: &dyn Fn(&str) -> bool,
+    gaps: &mut Vec<Gap>,
+) -> Result<(), String> {
+    let qrc = v
+        .get("SOURCE")
+        .and_then(|x| x.as_str())
+        .filter(|s| s.starts_with('/'))
+        .map(paths::fold)
+        .ok_or_else(|| format!("its AUTORCC info {info} names no absolute SOURCE"))?;
+    let text = reader
+        .read(&qrc)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or_else(|| format!("its resource file {qrc} cannot be read as UTF-8"))?;
+    let qrc_dir = qrc.rsplit_once('/').map(|(d, _)| d).unwrap_or("/");
+    let mut files: Vec<String> = qrc_files(&text)
+        .map_err(|why| format!("its resource file {qrc} {why}"))?
+        .iter()
+        .map(|f| paths::join_fold(qrc_dir, f))
+        .collect();
+    for x in v
+        .get("INPUTS")
+        .and_then(|x| x.as_array())
+        .into_iter()
+        .flatten()
+    {
+        match x.as_str() {
+            Some(p) if p.starts_with('/') => files.push(paths::fold(p)),
+            _ => {
+                return Err(format!(
+                    "its AUTORCC info {info} has an INPUTS entry that is no absolute path"
+                ))
+            }
+        }
+    }
+    files.push(qrc.clone());
+    files.sort();
+    files.dedup();
+    let units: Vec<usize> = (0..ev.tus.len())
+        .filter(|&u| ev.tus[u].target == ti && ev.tus[u].source == out)
+        .collect();
+    // What rcc wrote: the unit itself, or on a multi-configuration generator
+    // the output for its configuration that the unit includes (under the
+    // same autogen directory).
+    let build = v.get("BUILD_DIR").and_then(|x| x.as_str()).unwrap_or("/");
+    let inner: Vec<&String> = units
+        .iter()
+        .flat_map(|&u| ev.tus[u].prereqs.iter())
+        .map(|&id| &ev.files[id as usize])
+        .filter(|p| *p != out && paths::is_within(p, build) && file_name(p).starts_with("qrc_"))
+        .collect();
+    let (written, written_by) = match inner.iter().min_by_key(|p| mtime(p)) {
+        Some(p) => (mtime(p), p.to_string()),
+        None => (mtime(out), out.to_owned()),
+    };
+    for f in &files {
+        match std::fs::metadata(f) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "{qrc} lists {f}, which is not a file (rcc embeds what a directory holds)"
+                ))
+            }
+            Err(_) => return Err(format!("{qrc} lists {f}, which cannot be inspected")),
+        }
+        if project(f) {
+            audit(f, written, &written_by, gaps);
+        }
+    }
+    for &u in &units {
+        for f in files.iter().filter(|f| project(f)) {
+            let size = std::fs::metadata(f).ok().map(|m| m.len());
+            let id = ev.add_file(f, size);
+            if !ev.tus[u].prereqs.contains(&id) {
+                ev.tus[u].prereqs.push(id);
+                ev.joined.insert((u, id), info.to_owned());
+            }
+        }
+    }
+    // The output is a custom command's (its `.rule`): the unit that compiles
+    // it lists it, which alone is no generated header. Any other unit of the
+    // target that lists it still is.
+    let listed_elsewhere = ev.tus.iter().any(|tu| {
+        tu.target == ti
+            && tu.source != out
+            && tu.prereqs.iter().any(|&id| ev.files[id as usize] == out)
+    });
+    if !listed_elsewhere {
+        ev.generated_includes
+            .retain(|(t, header)| !(*t == ti && header == out));
+    }
+    Ok(())
+}
+
+/// The `<file>` entries of a Qt resource collection (`.qrc`, XML), as
+/// written (relative to the `.qrc`'s directory, or absolute). Comments are
+/// skipped, as rcc skips them; CDATA or an entity other than the five XML
+/// ones and character references is refused rather than guessed.
+fn qrc_files(text: &str) -> Result<Vec<String>, String> {
+    if text.contains("<![CDATA[") {
+        return Err("uses CDATA, which is not read".into());
+    }
+    let mut body = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("<!--") {
+        body.push_str(&rest[..at]);
+        let end = rest[at..]
+            .find("-->")
+            .ok_or_else(|| "has an unterminated comment".to_string())?;
+        rest = &rest[at + end + 3..];
+    }
+    body.push_str(rest);
+    let mut files = Vec::new();
+    let mut rest = body.as_str();
+    while let Some(at) = rest.find("<file") {
+        let after = &rest[at + 5..];
+        match after.chars().next() {
+            Some('>' | '/' | ' ' | '\t' | '\n' | '\r') => {}
+            _ => {
+                rest = after;
+                continue;
+            }
+        }
+        let open_end = after.find('>').ok_or("has an unterminated <file> tag")?;
+        if after[..open_end].ends_with('/') {
+            return Err("has an empty <file/> entry".into());
+        }
+        let inner = &after[open_end + 1..];
+        let close = inner
+            .find("</file>")
+            .ok_or("has a <file> without </file>")?;
+        files.push(xml_text(inner[..close].trim())?);
+        rest = &inner[close + 7..];
+    }
+    Ok(files)
+}
+
+/// XML character data with its entities resolved.
+fn xml_text(s: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        let end = rest[at..].find(';').ok_or("has a bare '&'")?;
+        let entity = &rest[at + 1..at + end];
+        let c = match entity {
+            "amp" => '&',
+            "lt" => '<',
+            "gt" => '>',
+            "quot" => '"',
+            "apos" => '\'',
+            e if e.starts_with("#x") => u32::from_str_radix(&e[2..], 16)
+                .ok()
+                .and_then(char::from_u32)
+                .ok_or("has a bad character reference")?,
+            e if e.starts_with('#') => e[1..]
+                .parse::<u32>()
+                .ok()
+                .and_then(char::from_u32)
+                .ok_or("has a bad character reference")?,
+            _ => return Err(format!("uses the entity &{entity};, which is not read")),
+        };
+        out.push(c);
+        rest = &rest[at + end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// When `out` is a header `AUTOUIC` writes (`INCLUDE_DIR/[DIR/]ui_NAME.h`),
@@ -537,6 +816,29 @@ mod tests {
         };
         let err = read_info(&reader, &t, "Debug").err().unwrap();
         assert!(err.contains("cannot be read"), "{err}");
+    }
+
+    #[test]
+    fn qrc_entries_are_read_as_rcc_reads_them() {
+        let qrc = "<!DOCTYPE RCC><RCC version=\"1.0\">\n<qresource prefix=\"/p\">\n\
+                   <!-- <file>gone.txt</file> -->\n  <file alias=\"a\">  data/a&amp;b.txt </file>\n\
+                   <file>&#x41;.png</file><files>no</files>\n</qresource>\n\
+                   <qresource lang=\"de\"><file\n>/abs/de.txt</file></qresource></RCC>\n";
+        assert_eq!(
+            qrc_files(qrc).unwrap(),
+            ["data/a&b.txt", "A.png", "/abs/de.txt"]
+        );
+        for (bad, needle) in [
+            ("<RCC><file><![CDATA[x]]></file></RCC>", "CDATA"),
+            ("<RCC><!-- <file>x</file></RCC>", "unterminated comment"),
+            ("<RCC><file>x</RCC>", "without </file>"),
+            ("<RCC><file/></RCC>", "empty <file/>"),
+            ("<RCC><file>&nbsp;x</file></RCC>", "&nbsp;"),
+            ("<RCC><file>a & b</file></RCC>", "bare '&'"),
+        ] {
+            let err = qrc_files(bad).err().unwrap();
+            assert!(err.contains(needle), "{needle:?} not in {err:?}");
+        }
     }
 
     #[test]
