@@ -1,6 +1,6 @@
 //! Qt's autogen step (`AUTOMOC`, `AUTOUIC`, `AUTORCC`): the build-time
 //! generated sources that are read as evidence instead of making their
-//! target opaque. (`AUTORCC`'s resource units: see [`rcc_verdict`].)
+//! target opaque. (`AUTORCC`'s resource units: see `rcc_verdict`.)
 //!
 //! With `AUTOMOC`, CMake scans a target's sources and headers at build time
 //! and runs `moc` on those that declare `Q_OBJECT` (and the other macros);
