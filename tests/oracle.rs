@@ -201,6 +201,18 @@ impl Scenario {
         self.after_edits.push(Box::new(f));
         self
     }
+    /// After the HEAD build, `rel` (in the source tree) gets a modification
+    /// time two minutes ahead: changed since the build, as far as any
+    /// freshness audit can tell.
+    pub fn touched_after_head_build(self, rel: &'static str) -> Self {
+        self.after_head_build(move |ctx| {
+            let t = filetime::FileTime::from_unix_time(
+                filetime::FileTime::now().unix_seconds() + 120,
+                0,
+            );
+            filetime::set_file_mtime(ctx.src.join(rel), t).unwrap();
+        })
+    }
     /// Runs after the HEAD build and its ctest run, before diff2test.
     pub fn after_head_build(mut self, f: impl Fn(&Ctx) + 'static) -> Self {
         self.after_head_build.push(Box::new(f));
@@ -1300,13 +1312,7 @@ fn oracle_class07_aliased_header_newer_than_the_evidence_is_stale() {
     // Only the outside spelling reaches api.h: touched after the build, it is
     // newer than t's evidence, which only the joined inside spelling shows.
     let o = outside_alias_scenario("c07-outside-alias-stale", false)
-        .after_head_build(|ctx| {
-            let t = filetime::FileTime::from_unix_time(
-                filetime::FileTime::now().unix_seconds() + 120,
-                0,
-            );
-            filetime::set_file_mtime(ctx.src.join("include/api.h"), t).unwrap();
-        })
+        .touched_after_head_build("include/api.h")
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
@@ -2288,13 +2294,7 @@ fn oracle_class18_plugin_metadata_file_is_listed_by_the_moc_depfile() {
 #[test]
 fn oracle_class18_file_newer_than_the_moc_depfile_is_stale() {
     let o = automoc_plugin_scenario("c18-automoc-plugin-stale")
-        .after_head_build(|ctx| {
-            let t = filetime::FileTime::from_unix_time(
-                filetime::FileTime::now().unix_seconds() + 120,
-                0,
-            );
-            filetime::set_file_mtime(ctx.src.join("meta.json"), t).unwrap();
-        })
+        .touched_after_head_build("meta.json")
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
@@ -2401,13 +2401,7 @@ fn oracle_class18_autouic_header_included_by_another_target() {
 fn oracle_class18_autouic_form_newer_than_its_header_is_stale() {
     let o = autouic_scenario("c18-autouic-stale")
         .edit("t_other.cpp", &main_checking("", "1 + 1 == 3"))
-        .after_head_build(|ctx| {
-            let t = filetime::FileTime::from_unix_time(
-                filetime::FileTime::now().unix_seconds() + 120,
-                0,
-            );
-            filetime::set_file_mtime(ctx.src.join("forms/form.ui"), t).unwrap();
-        })
+        .touched_after_head_build("forms/form.ui")
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
@@ -2479,13 +2473,7 @@ fn oracle_class18_autorcc_resource_change_selects_the_target_that_embeds_it() {
 fn oracle_class18_autorcc_resource_newer_than_its_unit_is_stale() {
     let o = autorcc_scenario("c18-autorcc-stale")
         .edit("t_other.cpp", &main_checking("", "1 + 1 == 3"))
-        .after_head_build(|ctx| {
-            let t = filetime::FileTime::from_unix_time(
-                filetime::FileTime::now().unix_seconds() + 120,
-                0,
-            );
-            filetime::set_file_mtime(ctx.src.join("data/v.txt"), t).unwrap();
-        })
+        .touched_after_head_build("data/v.txt")
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
@@ -2502,13 +2490,7 @@ fn oracle_class18_autorcc_resource_newer_than_its_unit_is_stale() {
 fn oracle_class18_scanned_file_newer_than_the_parse_cache_is_stale() {
     let o = automoc_scenario("c18-automoc-stale")
         .edit("core.h", &automoc_core_h(2))
-        .after_head_build(|ctx| {
-            let t = filetime::FileTime::from_unix_time(
-                filetime::FileTime::now().unix_seconds() + 120,
-                0,
-            );
-            filetime::set_file_mtime(ctx.src.join("lonely.h"), t).unwrap();
-        })
+        .touched_after_head_build("lonely.h")
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");

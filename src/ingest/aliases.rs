@@ -38,6 +38,31 @@ pub(crate) fn outside_aliases(model: &Codemodel) -> Vec<(String, String)> {
     aliases
 }
 
+/// The freshness audit of a prerequisite joined to a unit from other
+/// evidence than its own list: `path` (modified at `mtime`) must be no newer
+/// than `recorded`, the time of `evidence`, the file it was joined from
+/// (`how`: through what, for the message); a time that cannot be read is
+/// uninspectable.
+pub(crate) fn audit_joined(
+    path: &str,
+    mtime: Option<SystemTime>,
+    recorded: Option<SystemTime>,
+    (evidence, how): (&str, &str),
+    gaps: &mut Vec<Gap>,
+) {
+    match (mtime, recorded) {
+        (Some(m), Some(r)) if m > r => gaps.push(Gap::new(
+            Code::DepEvidenceStale,
+            format!("{path} is newer than {evidence}"),
+        )),
+        (Some(_), Some(_)) => {}
+        _ => gaps.push(Gap::new(
+            Code::DepPrereqUninspectable,
+            format!("{path} (listed in {evidence}{how}) cannot be inspected"),
+        )),
+    }
+}
+
 /// Whether `target` compiles with one of the `aliases` directories.
 pub(crate) fn uses_alias(aliases: &[(String, String)], includes: &[String]) -> bool {
     aliases.iter().any(|(d, _)| includes.iter().any(|i| i == d))
@@ -68,17 +93,13 @@ pub(crate) fn join_aliased<'n>(
     joined.dedup();
     for real in joined {
         let meta = std::fs::metadata(&real).ok();
-        match (meta.as_ref().and_then(|m| m.modified().ok()), recorded) {
-            (Some(t), Some(d)) if t > d => gaps.push(Gap::new(
-                Code::DepEvidenceStale,
-                format!("{real} is newer than {evidence}"),
-            )),
-            (Some(_), Some(_)) => {}
-            _ => gaps.push(Gap::new(
-                Code::DepPrereqUninspectable,
-                format!("{real} (listed in {evidence} through an include directory outside the roots) cannot be inspected"),
-            )),
-        }
+        audit_joined(
+            &real,
+            meta.as_ref().and_then(|m| m.modified().ok()),
+            recorded,
+            (evidence, " through an include directory outside the roots"),
+            gaps,
+        );
         let id = ev.add_file(&real, meta.map(|m| m.len()));
         if !prereqs.contains(&id) {
             prereqs.push(id);

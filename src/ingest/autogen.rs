@@ -692,17 +692,7 @@ fn uic_forms(info: &Info, out: &str) -> Option<Vec<String>> {
 
 /// A joined project file must not be newer than the evidence that lists it.
 fn audit(p: &str, recorded: Option<SystemTime>, evidence: &str, gaps: &mut Vec<Gap>) {
-    match (mtime(p), recorded) {
-        (Some(m), Some(r)) if m > r => gaps.push(Gap::new(
-            Code::DepEvidenceStale,
-            format!("{p} is newer than {evidence}"),
-        )),
-        (Some(_), Some(_)) => {}
-        _ => gaps.push(Gap::new(
-            Code::DepPrereqUninspectable,
-            format!("{p} (listed in {evidence}) or its dependency file cannot be inspected"),
-        )),
-    }
+    super::aliases::audit_joined(p, mtime(p), recorded, (evidence, ""), gaps);
 }
 
 #[cfg(test)]
