@@ -22,7 +22,8 @@
 //!   target, with the build and source trees; every file-name token is
 //!   compared with every artifact's file name. In bytes, file-name tokens.
 //! * **What a name means.** An artifact (by path or file name) or a directory
-//!   holding one: the test depends on that target. A custom-command output:
+//!   holding one at any depth (a plugin loader looks in subdirectories): the
+//!   test depends on that target. A custom-command output:
 //!   the test depends on the targets that list it (and so on its generator).
 //!   A source-tree path: a change at or under it selects the test. A
 //!   build-tree file that configure wrote (no newer than the reply index): a
@@ -101,8 +102,9 @@ pub struct Lookup<'g, 'm> {
     outputs: FastMap<&'m str, Vec<usize>>,
     /// Every output, sorted (directory prefix queries).
     sorted_outputs: Vec<&'m str>,
-    /// Directory → targets with a loadable artifact directly in it.
-    by_dir: FastMap<String, Vec<usize>>,
+    /// Every spelling of every loadable artifact with its owner, sorted
+    /// (directory prefix queries: a plugin loader looks in subdirectories).
+    sorted_loadable: Vec<(String, usize)>,
     /// Artifact file names with bytes outside [`is_name_byte`], searched as substrings.
     odd_names: Vec<(&'g String, &'g Vec<usize>)>,
     /// Modification time of the catalogue (test outputs are newer).
@@ -141,31 +143,26 @@ impl<'g, 'm> Lookup<'g, 'm> {
         }
         let mut sorted_outputs: Vec<&'m str> = outputs.keys().copied().collect();
         sorted_outputs.sort_unstable();
-        let mut by_dir: FastMap<String, Vec<usize>> = FastMap::default();
-
-        for (path, owners) in graph.artifact_spellings() {
-            if let Some((dir, _)) = path.rsplit_once('/') {
-                let loadable: Vec<usize> = owners
+        let mut sorted_loadable: Vec<(String, usize)> = graph
+            .artifact_spellings()
+            .iter()
+            .flat_map(|(path, owners)| {
+                owners
                     .iter()
                     .copied()
                     .filter(|&o| is_loadable(model.targets[o].kind))
-                    .collect();
-                if !loadable.is_empty() {
-                    by_dir.entry(dir.to_owned()).or_default().extend(loadable);
-                }
-            }
-        }
+                    .map(move |o| (path.to_owned(), o))
+            })
+            .collect();
+        sorted_loadable.sort_unstable();
+        sorted_loadable.dedup();
         let odd_names = odd_names(graph.artifact_names());
-        for v in by_dir.values_mut() {
-            v.sort_unstable();
-            v.dedup();
-        }
         Lookup {
             graph,
             model,
             outputs,
             sorted_outputs,
-            by_dir,
+            sorted_loadable,
             odd_names,
             listed,
             stat_cache: Default::default(),
@@ -341,13 +338,21 @@ impl<'g, 'm> Lookup<'g, 'm> {
                 Kind::Missing | Kind::AfterListing => {}
                 Kind::Dir if is_wd => {}
                 Kind::Dir => {
-                    if let Some(owners) = self.by_dir.get(p.as_str()) {
-                        for &o in owners {
-                            out.targets.push((
-                                o,
-                                format!("names directory {p}, which holds its artifact"),
-                            ));
-                        }
+                    // At any depth: plugin loaders look in subdirectories
+                    // (`QT_PLUGIN_PATH=DIR` loads `DIR/<type>/*.so`).
+                    let first = self
+                        .sorted_loadable
+                        .partition_point(|(a, _)| a.as_str() < p.as_str());
+                    for (a, o) in self.sorted_loadable[first..]
+                        .iter()
+                        .take_while(|(a, _)| paths::is_within(a, &p))
+                    {
+                        let why = if a.rsplit_once('/').is_some_and(|(d, _)| d == p) {
+                            format!("names directory {p}, which holds its artifact")
+                        } else {
+                            format!("names directory {p}, which holds its artifact {a}")
+                        };
+                        out.targets.push((*o, why));
                     }
                     let first = self.sorted_outputs.partition_point(|o| *o < p.as_str());
                     for o in self.sorted_outputs[first..]

@@ -921,6 +921,26 @@ fn channel(test: char, deps: bool) -> Channel {
                 "#include \"load.h\"\nint main() { return check_plugin(PLUG_PATH); }\n",
             )],
         },
+        // ENVIRONMENT names a plugin directory, as QT_PLUGIN_PATH does; the
+        // program loads every library in its `myplugins/` subdirectory,
+        // which is all that names the plugin.
+        'G' => Channel {
+            cmake: format!(
+                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/plugins/myplugins)\n{}\
+                 set_tests_properties(G PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/plugins\")\n",
+                loader_exe("loader_dir", "G", deps, "")
+            ),
+            files: vec![(
+                "loader_dir.cpp",
+                "#include \"load.h\"\n#include <dirent.h>\n#include <cstdlib>\n#include <string>\n\
+                 int main() {\n  std::string dir = std::string(std::getenv(\"PLUGIN_DIRS\")) + \"/myplugins\";\n  \
+                 int worst = 0, n = 0;\n  if (DIR* d = opendir(dir.c_str())) {\n    \
+                 while (dirent* e = readdir(d)) {\n      std::string f = e->d_name;\n      \
+                 if (f.size() > 3 && f.compare(f.size() - 3, 3, \".so\") == 0) {\n        \
+                 int r = check_plugin((dir + \"/\" + f).c_str());\n        n++;\n        if (r) worst = r;\n      }\n    }\n    \
+                 closedir(d);\n  }\n  return n ? worst : 5;\n}\n",
+            )],
+        },
         other => panic!("no channel {other}"),
     }
 }
@@ -973,6 +993,15 @@ fn oracle_class02_plugin_via_working_directory() {
     let o = plugin_scenario("c02-cwd", &[channel('D', false)]).run();
     o.assert_oracle();
     o.expect_subset(&["A", "D"]);
+}
+
+/// A directory the test names (an environment variable, as `QT_PLUGIN_PATH`)
+/// holds the plugin one level down: plugin loaders look in subdirectories.
+#[test]
+fn oracle_class02_plugin_in_a_subdirectory_of_a_named_directory() {
+    let o = plugin_scenario("c02-plugin-subdir", &[channel('G', false)]).run();
+    o.assert_oracle();
+    o.expect_subset(&["A", "G"]);
 }
 
 #[test]
@@ -3198,6 +3227,7 @@ on_ninja!(
     oracle_class02_plugin_via_environment_modification,
     oracle_class02_plugin_via_generated_header,
     oracle_class02_plugin_via_working_directory,
+    oracle_class02_plugin_in_a_subdirectory_of_a_named_directory,
     oracle_class02_plugin_via_static_library_definition,
     oracle_class02_plugin_via_compile_options,
     oracle_class02_all_channels_with_add_dependencies,
