@@ -287,6 +287,12 @@ impl<'g, 'm> Lookup<'g, 'm> {
                 }
                 if absolute {
                     out.push(paths::fold(tok));
+                    // A search-path list (`QT_PLUGIN_PATH=/a/bin:/b`): the
+                    // element before each ':' too (those after one start
+                    // candidates of their own).
+                    for (at, _) in tok.match_indices(':') {
+                        out.push(paths::fold(&tok[..at]));
+                    }
                 } else if let Some(wd) = wd.filter(|w| w.starts_with('/')) {
                     // A relative name: only file-like ones (a `/` or a `.`); a
                     // bare word is an artifact name at most (see scan_names).
@@ -1223,6 +1229,11 @@ mod tests {
         assert!(c.contains(&"/b/plugins/libp.so".to_owned()), "{c:?}");
         let c = Lookup::path_candidates("#define P \"/b/x.so\"", None);
         assert!(c.contains(&"/b/x.so".to_owned()), "{c:?}");
+        // A search-path list: every element.
+        let c = Lookup::path_candidates("QT_PLUGIN_PATH=/b/bin:/usr/lib/qt5/plugins:", None);
+        for want in ["/b/bin", "/usr/lib/qt5/plugins"] {
+            assert!(c.contains(&want.to_owned()), "{want} not in {c:?}");
+        }
     }
 
     fn cat(tests: Vec<Test>) -> Catalogue {

@@ -921,19 +921,21 @@ fn channel(test: char, deps: bool) -> Channel {
                 "#include \"load.h\"\nint main() { return check_plugin(PLUG_PATH); }\n",
             )],
         },
-        // ENVIRONMENT names a plugin directory, as QT_PLUGIN_PATH does; the
-        // program loads every library in its `myplugins/` subdirectory,
-        // which is all that names the plugin.
+        // ENVIRONMENT names a list of plugin directories, as QT_PLUGIN_PATH
+        // does (the first element ours, then another); the program loads
+        // every library in the `myplugins/` subdirectory of the first, which
+        // is all that names the plugin.
         'G' => Channel {
             cmake: format!(
                 "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/plugins/myplugins)\n{}\
-                 set_tests_properties(G PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/plugins\")\n",
+                 set_tests_properties(G PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/plugins:/usr/lib\")\n",
                 loader_exe("loader_dir", "G", deps, "")
             ),
             files: vec![(
                 "loader_dir.cpp",
                 "#include \"load.h\"\n#include <dirent.h>\n#include <cstdlib>\n#include <string>\n\
-                 int main() {\n  std::string dir = std::string(std::getenv(\"PLUGIN_DIRS\")) + \"/myplugins\";\n  \
+                 int main() {\n  std::string dirs = std::getenv(\"PLUGIN_DIRS\");\n  \
+                 std::string dir = dirs.substr(0, dirs.find(':')) + \"/myplugins\";\n  \
                  int worst = 0, n = 0;\n  if (DIR* d = opendir(dir.c_str())) {\n    \
                  while (dirent* e = readdir(d)) {\n      std::string f = e->d_name;\n      \
                  if (f.size() > 3 && f.compare(f.size() - 3, 3, \".so\") == 0) {\n        \
@@ -995,8 +997,9 @@ fn oracle_class02_plugin_via_working_directory() {
     o.expect_subset(&["A", "D"]);
 }
 
-/// A directory the test names (an environment variable, as `QT_PLUGIN_PATH`)
-/// holds the plugin one level down: plugin loaders look in subdirectories.
+/// A directory the test names (the first of a list in an environment
+/// variable, as `QT_PLUGIN_PATH`) holds the plugin one level down: plugin
+/// loaders look in subdirectories.
 #[test]
 fn oracle_class02_plugin_in_a_subdirectory_of_a_named_directory() {
     let o = plugin_scenario("c02-plugin-subdir", &[channel('G', false)]).run();
