@@ -344,19 +344,23 @@ impl<'m> Graph<'m> {
                 ),
             });
         }
-        // AUTOMOC's compilation unit: an ordinary unit only when autogen's
-        // own evidence was read and joined; a candidate without a verdict is
-        // opaque as any generated source.
+        // The units Qt's autogen writes (AUTOMOC's compilation unit, AUTORCC's
+        // resource units): ordinary units only when autogen's own evidence was
+        // read and joined; a candidate without a verdict is opaque as any
+        // generated source. Verdicts are sorted by (target, compiled index).
         use crate::ingest::autogen::{is_candidate, Verdict};
         for (t, target) in self.model.targets.iter().enumerate() {
             for (ci, c) in target.compiled.iter().enumerate() {
                 if !is_candidate(c) {
                     continue;
                 }
-                let why = match deps.automoc.verdicts.iter().find(|(k, _)| *k == (t, ci)) {
-                    Some((_, Verdict::Vouched)) => continue,
-                    Some((_, Verdict::Opaque(why))) => why.as_str(),
-                    None => "its autogen evidence was not read",
+                let verdicts = &deps.automoc.verdicts;
+                let why = match verdicts.binary_search_by_key(&(t, ci), |(k, _)| *k) {
+                    Ok(i) => match &verdicts[i].1 {
+                        Verdict::Vouched => continue,
+                        Verdict::Opaque(why) => why.as_str(),
+                    },
+                    Err(_) => "its autogen evidence was not read",
                 };
                 self.opaque.entry(t).or_insert(Opaque {
                     code: Code::GeneratedSource,

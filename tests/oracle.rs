@@ -2276,13 +2276,7 @@ fn oracle_class18_scanned_header_losing_q_object_selects_its_target() {
         .run();
     o.assert_oracle();
     o.expect_exact_subset(&["t_core", "t_plain"]);
-    assert!(
-        o.run
-            .stderr
-            .contains("extra.h -> depfile CMakeFiles/core_autogen.dir/AutogenInfo.json -> unit"),
-        "the chain names the autogen info that lists the scanned header\n{}",
-        o.report()
-    );
+    o.expect_stderr(&["extra.h -> depfile CMakeFiles/core_autogen.dir/AutogenInfo.json -> unit"]);
 }
 
 /// `core.h` also declares a plugin class whose metadata is `meta.json`
@@ -2314,11 +2308,7 @@ fn oracle_class18_plugin_metadata_file_is_listed_by_the_moc_depfile() {
     let o = automoc_plugin_scenario("c18-automoc-plugin-json").run();
     o.assert_oracle();
     o.expect_exact_subset(&["t_core"]);
-    assert!(
-        o.run.stderr.contains("moc_core.cpp.d -> unit"),
-        "the chain names moc's dependency file\n{}",
-        o.report()
-    );
+    o.expect_stderr(&["moc_core.cpp.d -> unit"]);
 }
 
 /// A file moc read that is newer than moc's dependency file: moc has not run
@@ -2330,11 +2320,7 @@ fn oracle_class18_file_newer_than_the_moc_depfile_is_stale() {
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
-    assert!(
-        o.run.stderr.contains("meta.json is newer than") && o.run.stderr.contains("moc_core.cpp.d"),
-        "{}",
-        o.report()
-    );
+    o.expect_stderr(&["meta.json is newer than", "moc_core.cpp.d"]);
 }
 
 /// A Qt Designer form with the given `QLabel`s.
@@ -2387,11 +2373,7 @@ fn oracle_class18_autouic_form_change_selects_the_unit_that_includes_its_header(
         .run();
     o.assert_oracle();
     o.expect_exact_subset(&["t_gui"]);
-    assert!(
-        o.run.stderr.contains("ui_form.h -> unit gui.cpp"),
-        "the chain names the uic header made from the form\n{}",
-        o.report()
-    );
+    o.expect_stderr(&["ui_form.h -> unit gui.cpp"]);
 }
 
 /// `app` (no AUTOMOC of its own, not linking `gui`) includes the uic header
@@ -2437,11 +2419,7 @@ fn oracle_class18_autouic_form_newer_than_its_header_is_stale() {
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
-    assert!(
-        o.run.stderr.contains("form.ui is newer than"),
-        "{}",
-        o.report()
-    );
+    o.expect_stderr(&["form.ui is newer than"]);
 }
 
 /// `AUTORCC`: `core` embeds `data/v.txt` through `res.qrc` (under an alias)
@@ -2493,11 +2471,7 @@ fn oracle_class18_autorcc_resource_change_selects_the_target_that_embeds_it() {
         .run();
     o.assert_oracle();
     o.expect_exact_subset(&["t_core"]);
-    assert!(
-        o.run.stderr.contains("_Info.json -> unit"),
-        "the chain names the AUTORCC info\n{}",
-        o.report()
-    );
+    o.expect_stderr(&["_Info.json -> unit"]);
 }
 
 /// A resource newer than the unit rcc wrote: rcc has not run since.
@@ -2509,11 +2483,7 @@ fn oracle_class18_autorcc_resource_newer_than_its_unit_is_stale() {
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
-    assert!(
-        o.run.stderr.contains("data/v.txt is newer than") && o.run.stderr.contains("/qrc_res"),
-        "{}",
-        o.report()
-    );
+    o.expect_stderr(&["data/v.txt is newer than", "/qrc_res"]);
 }
 
 /// A scanned file newer than autogen's parse cache has not been scanned
@@ -2526,11 +2496,7 @@ fn oracle_class18_scanned_file_newer_than_the_parse_cache_is_stale() {
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
-    assert!(
-        o.run.stderr.contains("lonely.h is newer than") && o.run.stderr.contains("ParseCache"),
-        "{}",
-        o.report()
-    );
+    o.expect_stderr(&["lonely.h is newer than", "ParseCache"]);
 }
 
 /// A moc output without its dependency file (Qt before 5.15 writes none)
@@ -2554,16 +2520,23 @@ fn oracle_class18_moc_output_without_a_dependency_file_is_opaque() {
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "GENERATED_SOURCE");
-    assert!(
-        o.run.stderr.contains("without a dependency file"),
-        "{}",
-        o.report()
-    );
+    o.expect_stderr(&["without a dependency file"]);
 }
 
 // ============================ issue 12: precision on real projects (exact selections)
 
 impl Outcome {
+    /// Stderr names every one of `needles` (a reason, a chain, a path).
+    pub fn expect_stderr(&self, needles: &[&str]) {
+        for n in needles {
+            assert!(
+                self.run.stderr.contains(n),
+                "stderr should name {n:?}\n{}",
+                self.report()
+            );
+        }
+    }
+
     /// Precision expectation: exit 0 and exactly `want`.
     pub fn expect_exact_subset(&self, want: &[&str]) {
         let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
