@@ -2376,12 +2376,10 @@ fn oracle_class18_autouic_form_change_selects_the_unit_that_includes_its_header(
     o.expect_stderr(&["ui_form.h -> unit gui.cpp"]);
 }
 
-/// `app` (no AUTOMOC of its own, not linking `gui`) includes the uic header
-/// of `gui` through `gui`'s autogen include directory, after `gui_autogen`
-/// has run: the form reaches `app`'s unit too, not only the units of the
-/// target whose autogen wrote the header.
-#[test]
-fn oracle_class18_autouic_header_included_by_another_target() {
+/// [`autouic_scenario`] plus `t_app` (no AUTOMOC of its own, not linking
+/// `gui`), which includes the uic header of `gui` through `gui`'s autogen
+/// include directory, after `gui_autogen` has run.
+fn autouic_other_target_scenario(name: &str) -> Scenario {
     let cmake = "get_property(multi GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)\n\
          if(multi)\n  set(ui_dir gui_autogen/include_$<CONFIG>)\nelse()\n  set(ui_dir gui_autogen/include)\nendif()\n\
          add_executable(t_app t_app.cpp)\n\
@@ -2390,7 +2388,7 @@ fn oracle_class18_autouic_header_included_by_another_target() {
          target_link_libraries(t_app Qt5::Widgets)\n\
          add_dependencies(t_app gui_autogen)\n\
          add_test(NAME t_app COMMAND t_app)\n";
-    let o = autouic_scenario("c18-autouic-other-target")
+    autouic_scenario(name)
         .after_base_files(move |ctx| {
             let path = ctx.src.join("CMakeLists.txt");
             let mut text = std::fs::read_to_string(&path).unwrap();
@@ -2404,10 +2402,37 @@ fn oracle_class18_autouic_header_included_by_another_target() {
                 "sizeof(Ui::Form) == sizeof(void *)",
             ),
         )
+}
+
+/// The form reaches `t_app`'s unit too, not only the units of the target
+/// whose autogen wrote the header.
+#[test]
+fn oracle_class18_autouic_header_included_by_another_target() {
+    let o = autouic_other_target_scenario("c18-autouic-other-target")
         .edit("forms/form.ui", &designer_form(&["label", "label2"]))
         .run();
     o.assert_oracle();
     o.expect_exact_subset(&["t_app", "t_gui"]);
+}
+
+/// When nothing explains the header (its form is nowhere autogen looks),
+/// the target of every unit that includes it is opaque, not only `gui`:
+/// with `opaque = "select"`, `t_app` is forced in beside `t_gui`.
+#[test]
+fn oracle_class18_unexplained_autogen_header_makes_its_includer_opaque() {
+    let o = autouic_other_target_scenario("c18-autouic-unexplained")
+        .policy("opaque = \"select\"\n")
+        .edit("t_other.cpp", &main_checking("", "1 + 1 == 3"))
+        .after_head_build(|ctx| {
+            std::fs::rename(ctx.src.join("forms"), ctx.root.join("forms-moved")).unwrap();
+        })
+        .run();
+    o.assert_oracle();
+    o.expect_subset(&["t_app", "t_gui", "t_other"]);
+    o.expect_stderr(&[
+        "forced t_app: OPAQUE_BOUNDARY: GENERATED_SOURCE",
+        "no .ui file is where autogen looks for its form",
+    ]);
 }
 
 /// A form newer than the header uic made from it: uic has not run since.
@@ -3241,6 +3266,7 @@ on_ninja!(
     oracle_class18_plugin_metadata_file_is_listed_by_the_moc_depfile,
     oracle_class18_autouic_form_change_selects_the_unit_that_includes_its_header,
     oracle_class18_autouic_header_included_by_another_target,
+    oracle_class18_unexplained_autogen_header_makes_its_includer_opaque,
     oracle_class18_autorcc_resource_change_selects_the_target_that_embeds_it,
     oracle_class18_autorcc_resource_newer_than_its_unit_is_stale,
     oracle_class18_autouic_form_newer_than_its_header_is_stale,
