@@ -288,7 +288,24 @@ pub(crate) fn merge(
             continue;
         };
         let source = &abs[first as usize];
-        let Some(source_index) = sources.get(target, source) else {
+        let main = sources.get(target, source).or_else(|| {
+            // Clang lists a precompiled header's inputs first: the object's
+            // path names the unit's own source among the later inputs.
+            let objdir = t.object_dir();
+            let mut below = paths::strip_root(out, &objdir)?;
+            if model.multi_config {
+                below = below.split_once('/')?.1;
+            }
+            let stem = super::depfile::stem_below_object_dir(below)?;
+            super::depfile::main_by_stem(
+                rec.inputs[1..]
+                    .iter()
+                    .map(|&i| abs[i as usize].as_str())
+                    .filter(|p| super::depfile::ends_with_path(p, stem)),
+                |p| sources.get(target, p),
+            )
+        });
+        let Some(source_index) = main else {
             gaps.push(Gap::new(
                 Code::DepFileUnmapped,
                 format!(

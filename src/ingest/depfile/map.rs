@@ -58,7 +58,9 @@ pub(super) enum Aged {
 
 /// The mapping checks after a clean parse, first failure wins: exactly one
 /// rule with prerequisites; one target, its own object; first prerequisite a
-/// compiled source of the owner; no prerequisite path over `--max-path-len`.
+/// compiled source of the owner (or else exactly one later prerequisite that
+/// is, named by the object's path: [`main_by_stem`]); no prerequisite path
+/// over `--max-path-len`.
 /// Returns the unit's main source.
 pub(super) fn check_unit(
     depfile: &str,
@@ -102,7 +104,15 @@ pub(super) fn check_unit(
         ));
     }
     let first = paths::join_fold_cow(&t.dir_build, first);
-    let Some(&src) = sources.get(&(target, first.as_ref())) else {
+    let main = sources.get(&(target, first.as_ref())).copied().or_else(|| {
+        main_by_stem(
+            sink.stem_matches
+                .iter()
+                .map(|m| paths::join_fold_cow(&t.dir_build, m)),
+            |p| sources.get(&(target, p)).copied(),
+        )
+    });
+    let Some(src) = main else {
         return Err(Gap::new(
             Code::DepFileUnmapped,
             format!(
@@ -128,6 +138,32 @@ pub(super) fn check_unit(
         ));
     }
     Ok((src, t.compiled[src].path.clone()))
+}
+
+/// The main source of a unit whose first prerequisite is none of its
+/// target's compiled sources, from the later prerequisites that end with the
+/// object's stem (`candidates`, absolute folded): the one compiled source of
+/// the target among them (`lookup` gives its index), when there is exactly
+/// one. Clang lists the inputs of a precompiled header (the forced include
+/// `cmake_pch.hxx`, `cmake_pch.hxx.cxx`, the headers) before the unit's own
+/// source; the object path CMake derives from that source (`core.cpp.o` for
+/// `core.cpp`, `sub/a.cpp.o` for `sub/a.cpp`) says which of the listed
+/// sources it is. Two candidates (a source including another one of the same
+/// relative path), or none (an `OBJECT_NAME` rename), leave the unit unmapped.
+pub(crate) fn main_by_stem<P: AsRef<str>>(
+    candidates: impl Iterator<Item = P>,
+    lookup: impl Fn(&str) -> Option<usize>,
+) -> Option<usize> {
+    let mut found = None;
+    for c in candidates {
+        if let Some(i) = lookup(c.as_ref()) {
+            if found.is_some_and(|f| f != i) {
+                return None;
+            }
+            found = Some(i);
+        }
+    }
+    found
 }
 
 /// Every compiled source of the codemodel by (target, path), for the check

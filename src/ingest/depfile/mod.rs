@@ -26,11 +26,11 @@ mod audit;
 mod map;
 mod read;
 use audit::*;
-pub(crate) use map::leftover_hint;
 pub use map::SourceIndex;
 use map::*;
+pub(crate) use map::{leftover_hint, main_by_stem};
 use read::*;
-pub(crate) use read::{stat_file, DirMemo, FileStat};
+pub(crate) use read::{ends_with_path, stat_file, stem_below_object_dir, DirMemo, FileStat};
 
 /// Reads `--dep-list`, maps and audits every listed `.d`. Returns the evidence
 /// (possibly partial, for explanations) and every gap found.
@@ -745,5 +745,112 @@ mod tests {
             prereq_paths(&ev),
             vec![source, t.header.as_str(), built_x.as_str()]
         );
+    }
+
+    #[test]
+    fn object_stems_are_the_source_path_below_the_object_directory() {
+        use super::read::{ends_with_path, object_stem};
+        assert_eq!(object_stem("CMakeFiles/t.dir/a.cpp.o"), Some("a.cpp"));
+        assert_eq!(
+            object_stem("lib/CMakeFiles/t.dir/sub/a.cpp.o"),
+            Some("sub/a.cpp")
+        );
+        assert_eq!(object_stem("CMakeFiles/t.dir/a.c.obj"), Some("a.c"));
+        assert_eq!(
+            object_stem("CMakeFiles/t.dir/Unity/unity_0_cxx.cxx.o"),
+            Some("Unity/unity_0_cxx.cxx")
+        );
+        // A precompiled header, a name that is not an object, no object directory.
+        assert_eq!(object_stem("CMakeFiles/t.dir/cmake_pch.hxx.pch"), None);
+        assert_eq!(object_stem("CMakeFiles/t.dir/.o"), None);
+        assert_eq!(object_stem("xCMakeFiles/t.dir/a.cpp.o"), None);
+        assert_eq!(object_stem("a.cpp.o"), None);
+        assert!(ends_with_path("/s/sub/a.cpp", "sub/a.cpp"));
+        assert!(ends_with_path("sub/a.cpp", "sub/a.cpp"));
+        assert!(!ends_with_path("/s/xsub/a.cpp", "sub/a.cpp"));
+        assert!(!ends_with_path("/s/sub/a.cpp.h", "sub/a.cpp"));
+    }
+
+    /// Clang lists what a precompiled header was made from (the forced
+    /// include, the PCH's own source, its headers) before the unit's source,
+    /// as a real `clang++` 14 `.d` of CMake's PCH rule does: the object's
+    /// path names the unit among them. A second listed source of the same
+    /// relative path, or none (`OBJECT_NAME`), leaves the depfile unmapped.
+    #[test]
+    fn clang_pch_units_are_mapped_by_their_object_path() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = paths::fold(tmp.path().to_str().expect("utf-8 temp dir"));
+        let (src, build) = (format!("{root}/src"), format!("{root}/build"));
+        let obj_dir = format!("{build}/CMakeFiles/t.dir");
+        for d in [format!("{src}/sub"), obj_dir.clone()] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        let pch_cxx = format!("{obj_dir}/cmake_pch.hxx.cxx");
+        for f in [
+            format!("{src}/a.cpp"),
+            format!("{src}/sub/a.cpp"),
+            format!("{src}/deep.h"),
+            format!("{obj_dir}/cmake_pch.hxx"),
+            pch_cxx.clone(),
+        ] {
+            std::fs::write(f, "\n").expect("write");
+        }
+        let mut model = one_target_model(&src, &build, &build, obj_dir.clone());
+        let source = |path: &str| CompiledSource {
+            path: path.into(),
+            language: "CXX".into(),
+            generated: false,
+        };
+        model.targets[0].compiled.push(source(&pch_cxx));
+        let pch_inputs = format!("{obj_dir}/cmake_pch.hxx \\\n {pch_cxx} {src}/deep.h");
+        let reader = Reader::new(Limits::default());
+
+        let list = write_depfile(
+            &root,
+            &obj_dir,
+            &format!("CMakeFiles/t.dir/a.cpp.o: {pch_inputs} \\\n {src}/a.cpp\n"),
+        );
+        let (ev, gaps) = load(&reader, &list, &model);
+        assert!(gaps.is_empty(), "{gaps:?}");
+        assert_eq!(ev.tus.len(), 1);
+        assert_eq!(
+            (ev.tus[0].source.as_str(), ev.tus[0].source_index),
+            (model.targets[0].compiled[0].path.as_str(), 0)
+        );
+        assert!(prereq_paths(&ev).contains(&format!("{src}/deep.h").as_str()));
+
+        // The unit's source is a compiled source, but so is another listed
+        // file of the same path below some directory: which one is unknown.
+        model.targets[0]
+            .compiled
+            .push(source(&format!("{src}/sub/a.cpp")));
+        let list = write_depfile(
+            &root,
+            &obj_dir,
+            &format!("CMakeFiles/t.dir/a.cpp.o: {pch_inputs} \\\n {src}/sub/a.cpp {src}/a.cpp\n"),
+        );
+        let (ev, gaps) = load(&reader, &list, &model);
+        assert!(ev.tus.is_empty());
+        assert_eq!(gaps[0].code, Code::DepFileUnmapped, "{gaps:?}");
+        assert!(
+            gaps[0]
+                .to_string()
+                .contains("cmake_pch.hxx is not a compiled source"),
+            "{gaps:?}"
+        );
+
+        // An object renamed (`OBJECT_NAME`): its path names no listed source.
+        model.targets[0].compiled.pop();
+        std::fs::remove_file(format!("{obj_dir}/a.cpp.o.d")).expect("rm");
+        let renamed = format!("{obj_dir}/renamed.o.d");
+        std::fs::write(
+            &renamed,
+            format!("CMakeFiles/t.dir/renamed.o: {pch_inputs} \\\n {src}/a.cpp\n"),
+        )
+        .expect("write");
+        std::fs::write(&list, format!("{renamed}\n")).expect("write");
+        let (ev, gaps) = load(&reader, &list, &model);
+        assert!(ev.tus.is_empty());
+        assert_eq!(gaps[0].code, Code::DepFileUnmapped, "{gaps:?}");
     }
 }

@@ -346,6 +346,11 @@ pub(super) struct UnitSink<'a, 'w> {
     pub(super) main_targets: Vec<Cow<'a, str>>,
     /// First prerequisite of that rule.
     pub(super) first: Option<Cow<'a, str>>,
+    /// The object's stem, while later prerequisites are compared with it
+    /// (only when the first does not end with it).
+    pub(super) stem: Option<String>,
+    /// Later prerequisites of the main rule that end with the stem.
+    pub(super) stem_matches: Vec<String>,
     /// Rules with at least one prerequisite so far.
     pub(super) rules_with_prereqs: usize,
     /// Whether the rule being read has a prerequisite yet.
@@ -379,6 +384,16 @@ impl<'a> depfile_syntax::Sink<'a> for UnitSink<'a, '_> {
             if self.in_main {
                 self.main_targets = std::mem::take(&mut self.targets);
                 self.first = Some(name.clone());
+                self.stem = self
+                    .main_targets
+                    .first()
+                    .and_then(|t| object_stem(t))
+                    .filter(|stem| !ends_with_path(&name, stem))
+                    .map(str::to_owned);
+            }
+        } else if let Some(stem) = &self.stem {
+            if self.in_main && ends_with_path(&name, stem) {
+                self.stem_matches.push(name.to_string());
             }
         }
         if !self.in_main {
@@ -431,6 +446,10 @@ pub(super) struct Parsed {
     pub(super) main_targets: Vec<String>,
     /// First prerequisite of that rule.
     pub(super) first: Option<String>,
+    /// When the first prerequisite does not end with the object's stem
+    /// ([`object_stem`]): the later ones that do, as written (usually one:
+    /// Clang lists a precompiled header's inputs before the main source).
+    pub(super) stem_matches: Vec<String>,
     pub(super) rules_with_prereqs: usize,
     pub(super) too_long: bool,
     pub(super) table_full: bool,
@@ -497,6 +516,8 @@ pub(super) fn read_one(
             targets: Vec::new(),
             main_targets: Vec::new(),
             first: None,
+            stem: None,
+            stem_matches: Vec::new(),
             rules_with_prereqs: 0,
             rule_has_prereqs: false,
             in_main: false,
@@ -515,6 +536,7 @@ pub(super) fn read_one(
             identity: (meta.dev(), meta.ino()),
             main_targets: sink.main_targets.iter().map(|t| t.to_string()).collect(),
             first: sink.first.map(Cow::into_owned),
+            stem_matches: sink.stem_matches,
             rules_with_prereqs: sink.rules_with_prereqs,
             too_long: sink.too_long,
             table_full: sink.table_full,
@@ -531,6 +553,45 @@ pub(super) fn read_one(
     }
     worker.buf = buf;
     result
+}
+
+/// The part of an object path CMake derives from its source: what follows
+/// `CMakeFiles/<name>.dir/`, without the object extension (`.o`, `.obj`):
+/// `CMakeFiles/core.dir/sub/a.cpp.o` gives `sub/a.cpp`, the path of the
+/// source below its directory. `None` for anything else (a precompiled
+/// header's `.pch`/`.gch`).
+pub(crate) fn object_stem(object: &str) -> Option<&str> {
+    let mut from = 0;
+    let mut rest = None;
+    while let Some(pos) = object[from..].find("CMakeFiles/") {
+        let at = from + pos;
+        let seg_start = at + "CMakeFiles/".len();
+        if at == 0 || object.as_bytes()[at - 1] == b'/' {
+            if let Some(len) = object[seg_start..].find('/') {
+                if object[seg_start..seg_start + len].ends_with(".dir") {
+                    rest = Some(&object[seg_start + len + 1..]);
+                    break;
+                }
+            }
+        }
+        from = seg_start;
+    }
+    stem_below_object_dir(rest?)
+}
+
+/// An object's path below its object directory (`sub/a.cpp.o`) without the
+/// object extension; `None` when it has none.
+pub(crate) fn stem_below_object_dir(rest: &str) -> Option<&str> {
+    let stem = rest
+        .strip_suffix(".o")
+        .or_else(|| rest.strip_suffix(".obj"))?;
+    (!stem.is_empty() && !stem.ends_with('/')).then_some(stem)
+}
+
+/// Whether `path` is `stem` or ends with `/` followed by `stem`.
+pub(crate) fn ends_with_path(path: &str, stem: &str) -> bool {
+    path.strip_suffix(stem)
+        .is_some_and(|head| head.is_empty() || head.ends_with('/'))
 }
 
 /// Above this capacity a worker's read buffer is freed after use.
