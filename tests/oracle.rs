@@ -25,7 +25,7 @@
 
 mod common;
 
-use common::{scratch_dir, Run};
+use common::{cxx_compiler_id, scratch_dir, Run};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -526,6 +526,7 @@ pub fn build_tree(
         Generator::Ninja => cfg.args(["-G", "Ninja", "-DCMAKE_BUILD_TYPE=Debug"]),
         Generator::NinjaMultiConfig => cfg.args(["-G", "Ninja Multi-Config"]),
     };
+    cfg.args(compiler_args());
     run_text(&mut cfg);
     let build_config: &[&str] = match generator {
         Generator::Makefiles | Generator::Ninja => &[],
@@ -613,6 +614,28 @@ pub fn write_dep_list(build: &Path) {
 thread_local! {
     /// The generator [`on_ninja`] sweeps a scenario over (each test runs on its own thread).
     static SWEPT: std::cell::Cell<Option<Generator>> = const { std::cell::Cell::new(None) };
+    /// Set by [`on_clang`]: build with Clang instead of the default compiler.
+    static CLANG: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The compilers [`build_tree`] configures with: Clang when [`on_clang`]
+/// sweeps the scenario or `DIFF2TEST_ORACLE_CXX=clang` asks for it by hand,
+/// else CMake's default (`cc`/`c++`: GCC on Debian), as `-D` arguments.
+fn compiler_args() -> Vec<&'static str> {
+    let clang = CLANG.with(|c| c.get())
+        || match std::env::var("DIFF2TEST_ORACLE_CXX").as_deref() {
+            Err(_) | Ok("default") => false,
+            Ok("clang") => true,
+            Ok(other) => panic!("DIFF2TEST_ORACLE_CXX={other:?}: expected default or clang"),
+        };
+    if !clang {
+        return Vec::new();
+    }
+    common::require(
+        "the Clang oracle scenarios (tests/oracle.rs, clang::*)",
+        &[("clang", "clang"), ("clang++", "clang")],
+    );
+    vec!["-DCMAKE_C_COMPILER=clang", "-DCMAKE_CXX_COMPILER=clang++"]
 }
 
 /// The generator of scenarios that do not choose one: the swept one (see
@@ -1271,9 +1294,14 @@ fn oracle_class06_pragma_once_twin_synced_from_the_other_copy() {
         })
         .after_head_build(|ctx| {
             let d = recorded_deps(&ctx.build, "CMakeFiles/both.dir/both.cpp.o");
+            // GCC skips a byte-identical `#pragma once` twin and leaves it out
+            // of the .d; Clang keys `#pragma once` on the file, so it reads and
+            // lists both (the scenario then needs no twin rule, and must still
+            // pass the oracle with the same subset).
+            let gcc_omits = cxx_compiler_id(&ctx.build) == "GNU";
             assert!(
-                d.contains("a/twin.h") && !d.contains("b/twin.h"),
-                "scenario precondition: GCC should omit the #pragma once twin b/twin.h from both's .d:\n{d}"
+                d.contains("a/twin.h") && d.contains("b/twin.h") != gcc_omits,
+                "scenario precondition: GCC should omit the #pragma once twin b/twin.h from both's .d (Clang lists it):\n{d}"
             );
         })
         .run();
@@ -1672,9 +1700,15 @@ fn oracle_class12_precompiled_header_is_the_only_evidence_of_its_headers() {
     let o = pch_scenario("c12-pch", "").run();
     o.assert_oracle();
     o.expect_exact_subset(&["t1"]);
+    // GCC writes `cmake_pch.hxx.gch`, Clang `cmake_pch.hxx.pch` (whose units
+    // list its inputs before their own source: mapped by the object's path).
+    let pch = match cxx_compiler_id(&o.ctx.build).as_str() {
+        "GNU" => "cmake_pch.hxx.gch",
+        _ => "cmake_pch.hxx.pch",
+    };
     assert!(
-        o.run.stderr.contains("cmake_pch.hxx.gch"),
-        "the chain runs through the precompiled header's record\n{}",
+        o.run.stderr.contains(pch),
+        "the chain runs through the precompiled header's record {pch}\n{}",
         o.report()
     );
 }
@@ -3202,6 +3236,53 @@ fn on_ninja(scenario: fn()) {
     SWEPT.with(|s| s.set(Some(Generator::Ninja)));
     scenario();
 }
+
+/// Runs `scenario` built with Clang on `generator` (see [`compiler_args`]).
+fn on_clang(generator: Generator, scenario: fn()) {
+    CLANG.with(|c| c.set(true));
+    SWEPT.with(|s| s.set(Some(generator)));
+    scenario();
+}
+
+/// `clang::NAME` and `clang::ninja::NAME` run the test `NAME` again built
+/// with Clang, on Unix Makefiles and on Ninja: the scenarios whose evidence
+/// depends on what the compiler writes. Clang lists a precompiled header's
+/// inputs in each unit's depfile before the unit's own source (GCC lists the
+/// source first and the `.gch` instead), keys `#pragma once` on the file
+/// rather than its bytes (so both twins are listed), and implicitly includes
+/// no `stdc-predef.h`.
+macro_rules! on_clang {
+    ($($name:ident),* $(,)?) => {
+        mod clang {
+            $(
+                #[test]
+                fn $name() {
+                    super::on_clang(super::Generator::Makefiles, super::$name);
+                }
+            )*
+            mod ninja {
+                $(
+                    #[test]
+                    fn $name() {
+                        super::super::on_clang(super::super::Generator::Ninja, super::super::$name);
+                    }
+                )*
+            }
+        }
+    };
+}
+
+on_clang!(
+    oracle_class06_pragma_once_twin_synced_from_the_other_copy,
+    oracle_class12_precompiled_header_is_the_only_evidence_of_its_headers,
+    oracle_class12_precompiled_header_reused_by_a_target_that_does_not_link_it,
+    oracle_class13_unity_build_source_change,
+    oracle_class15_mmd_depfiles_and_a_system_include_dir_in_the_tree,
+    oracle_class15_md_depfiles_and_a_system_include_dir_in_the_tree,
+    oracle_class15_md_unit_without_system_headers_beside_one_with_them,
+    oracle_class16_assembly_unit_on_ninja_is_ordinary_evidence,
+    precision_versioned_shared_library_gives_chains_and_a_subset,
+);
 
 /// `ninja::NAME` runs the test `NAME` again with `-G Ninja`: Ninja folds the
 /// depfiles into `.ninja_deps` and links from the top of the build tree, so

@@ -114,6 +114,27 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// A fresh temp dir under cargo's per-target scratch dir, so builds kept alive by
 /// `shared()` (statics are never dropped) do not pile up in /tmp.
+/// `CMAKE_CXX_COMPILER_ID` of a configured build (`GNU`, `Clang`, …), from
+/// the `CMakeFiles/<version>/CMakeCXXCompiler.cmake` its configure wrote.
+pub fn cxx_compiler_id(build: &Path) -> String {
+    for e in std::fs::read_dir(build.join("CMakeFiles")).expect("BUILD/CMakeFiles") {
+        let Ok(text) = std::fs::read_to_string(e.unwrap().path().join("CMakeCXXCompiler.cmake"))
+        else {
+            continue;
+        };
+        if let Some(id) = text.lines().find_map(|l| {
+            l.strip_prefix("set(CMAKE_CXX_COMPILER_ID \"")
+                .and_then(|r| r.strip_suffix("\")"))
+        }) {
+            return id.to_owned();
+        }
+    }
+    panic!(
+        "no CMAKE_CXX_COMPILER_ID under {}/CMakeFiles",
+        build.display()
+    )
+}
+
 pub fn scratch_dir(prefix: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix(prefix)
