@@ -691,18 +691,30 @@ mod tests {
         assert!(other.mapper.get().is_none());
     }
 
+    /// A scratch tree: `(its guard, root, root/src, root/build, the object
+    /// directory build/CMakeFiles/t.dir)`, with `src/<d>` made for each of
+    /// `src_dirs`, all folded.
+    fn scratch(src_dirs: &[&str]) -> (tempfile::TempDir, String, String, String, String) {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = paths::fold(tmp.path().to_str().expect("utf-8 temp dir"));
+        let (src, build) = (format!("{root}/src"), format!("{root}/build"));
+        let obj_dir = format!("{build}/CMakeFiles/t.dir");
+        for d in src_dirs
+            .iter()
+            .map(|d| format!("{src}/{d}"))
+            .chain([obj_dir.clone()])
+        {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        (tmp, root, src, build, obj_dir)
+    }
+
     /// Two reads in one process (and on one calling thread) of a tree whose
     /// include directory became a symlink in between: the second read sees
     /// the link, whatever the first one learnt about that directory.
     #[test]
     fn each_read_looks_at_the_symlinks_afresh() {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let root = paths::fold(tmp.path().to_str().expect("utf-8 temp dir"));
-        let (src, build) = (format!("{root}/src"), format!("{root}/build"));
-        let obj_dir = format!("{build}/CMakeFiles/t.dir");
-        for d in [format!("{src}/real"), format!("{src}/inc"), obj_dir.clone()] {
-            std::fs::create_dir_all(d).expect("mkdir");
-        }
+        let (_tmp, root, src, build, obj_dir) = scratch(&["real", "inc"]);
         std::fs::write(format!("{src}/a.cpp"), "int a;\n").expect("write");
         std::fs::write(format!("{src}/real/x.h"), "\n").expect("write");
         std::fs::write(format!("{src}/inc/x.h"), "\n").expect("write");
@@ -778,13 +790,7 @@ mod tests {
     /// relative path, or none (`OBJECT_NAME`), leaves the depfile unmapped.
     #[test]
     fn clang_pch_units_are_mapped_by_their_object_path() {
-        let tmp = tempfile::tempdir().expect("temp dir");
-        let root = paths::fold(tmp.path().to_str().expect("utf-8 temp dir"));
-        let (src, build) = (format!("{root}/src"), format!("{root}/build"));
-        let obj_dir = format!("{build}/CMakeFiles/t.dir");
-        for d in [format!("{src}/sub"), obj_dir.clone()] {
-            std::fs::create_dir_all(d).expect("mkdir");
-        }
+        let (_tmp, root, src, build, obj_dir) = scratch(&["sub"]);
         let pch_cxx = format!("{obj_dir}/cmake_pch.hxx.cxx");
         for f in [
             format!("{src}/a.cpp"),
