@@ -2374,9 +2374,14 @@ fn designer_form(labels: &[&str]) -> String {
 /// `AUTOUIC_SEARCH_PATHS`); `t_gui` counts the form's widgets
 /// (`sizeof(Ui::Form)`: one pointer per widget).
 fn autouic_scenario(name: &str) -> Scenario {
+    autouic_scenario_with(name, "set(CMAKE_AUTOMOC ON)\n")
+}
+
+/// [`autouic_scenario`] with `automoc` (`set(CMAKE_AUTOMOC ON)`, or nothing).
+fn autouic_scenario_with(name: &str, automoc: &str) -> Scenario {
     require_qt();
     let cmake = format!(
-        "{PROLOGUE}set(CMAKE_AUTOMOC ON)\nset(CMAKE_AUTOUIC ON)\n\
+        "{PROLOGUE}{automoc}set(CMAKE_AUTOUIC ON)\n\
          find_package(Qt5 REQUIRED COMPONENTS Widgets)\n\
          add_library(gui STATIC gui.cpp)\n\
          set_target_properties(gui PROPERTIES AUTOUIC_SEARCH_PATHS forms)\n\
@@ -2408,6 +2413,45 @@ fn oracle_class18_autouic_form_change_selects_the_unit_that_includes_its_header(
     o.assert_oracle();
     o.expect_exact_subset(&["t_gui"]);
     o.expect_stderr(&["ui_form.h -> unit gui.cpp"]);
+}
+
+/// `AUTOUIC` without `AUTOMOC`: no `mocs_compilation.cpp`, but autogen
+/// still writes the uic header `gui.cpp` includes. The form is joined to
+/// that unit as with AUTOMOC (it used to be an unknown path: the full suite).
+#[test]
+fn oracle_class18_autouic_without_automoc_form_change_selects_its_includer() {
+    let o = autouic_scenario_with("c18-autouic-only", "")
+        .edit("forms/form.ui", &designer_form(&["label", "label2"]))
+        .after_head_build(|ctx| {
+            let units = std::fs::read_dir(ctx.build.join("gui_autogen"))
+                .unwrap()
+                .flatten()
+                .any(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("mocs_compilation")
+                });
+            assert!(!units, "scenario precondition: no AUTOMOC unit");
+        })
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_gui"]);
+    o.expect_stderr(&[
+        "form.ui -> depfile gui_autogen/include",
+        "ui_form.h -> unit gui.cpp",
+    ]);
+}
+
+/// The same form touched after the build: uic has not run since.
+#[test]
+fn oracle_class18_autouic_without_automoc_form_newer_than_its_header_is_stale() {
+    let o = autouic_scenario_with("c18-autouic-only-stale", "")
+        .edit("t_other.cpp", &main_checking("", "1 + 1 == 3"))
+        .touched_after_head_build("forms/form.ui")
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
+    o.expect_stderr(&["form.ui is newer than"]);
 }
 
 /// [`autouic_scenario`] plus `t_app` (no AUTOMOC of its own, not linking
@@ -3347,6 +3391,8 @@ on_ninja!(
     oracle_class18_plugin_metadata_file_is_listed_by_the_moc_depfile,
     oracle_class18_autouic_form_change_selects_the_unit_that_includes_its_header,
     oracle_class18_autouic_header_included_by_another_target,
+    oracle_class18_autouic_without_automoc_form_change_selects_its_includer,
+    oracle_class18_autouic_without_automoc_form_newer_than_its_header_is_stale,
     oracle_class18_unexplained_autogen_header_makes_its_includer_opaque,
     oracle_class18_autorcc_resource_change_selects_the_target_that_embeds_it,
     oracle_class18_autorcc_resource_newer_than_its_unit_is_stale,

@@ -26,6 +26,9 @@
 //!   the scanned file that includes the header or in a search path. Every
 //!   such form that exists is joined to the units that include the header,
 //!   audited against the header (uic rewrites it when its form is newer).
+//!   A target with `AUTOUIC` but no `AUTOMOC` compiles no unit of autogen's;
+//!   its info (found through the `<T>_autogen` target beside it) is read for
+//!   its uic headers alone.
 //!
 //! Anything else autogen wrote that a unit includes without a depfile (the
 //! output of a `moc` before Qt 5.15), an info file that cannot be
@@ -92,7 +95,9 @@ struct Info {
     /// `AUTOUIC` is on (`QT_UIC_EXECUTABLE`), with its extra search paths.
     uic: bool,
     uic_search: Vec<String>,
-    compilation: String,
+    /// AUTOMOC's compilation unit (`MOC_COMPILATION_FILE`); `None` when
+    /// AUTOMOC is off (a target with only `AUTOUIC`).
+    compilation: Option<String>,
     predefs: Option<String>,
     parse_cache: String,
     scanned: Vec<String>,
@@ -171,7 +176,7 @@ fn read_info(reader: &Reader, t: &Target, config: &str) -> Result<Info, String> 
         include_dir: absolute(&key_of("INCLUDE_DIR")).ok(),
         uic: text("QT_UIC_EXECUTABLE").is_some(),
         uic_search,
-        compilation: absolute(&key_of("MOC_COMPILATION_FILE"))?,
+        compilation: absolute(&key_of("MOC_COMPILATION_FILE")).ok(),
         predefs: text(&key_of("MOC_PREDEFS_FILE")).map(paths::fold),
         parse_cache: absolute(&key_of("PARSE_CACHE_FILE"))?,
         scanned,
@@ -248,7 +253,24 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
                 .map(move |(ci, _)| (ti, ci))
         })
         .collect();
-    if candidates.is_empty() {
+    // Targets with AUTOUIC but no AUTOMOC compile no candidate, but their
+    // autogen (the `<T>_autogen` target beside them) writes uic headers.
+    let has_moc: FastSet<usize> = candidates
+        .iter()
+        .filter(|&&(ti, ci)| is_moc_candidate(&model.targets[ti].compiled[ci]))
+        .map(|&(ti, _)| ti)
+        .collect();
+    let uic_only: Vec<usize> = (0..model.targets.len())
+        .filter(|ti| !has_moc.contains(ti))
+        .filter(|&ti| {
+            let name = format!("{}_autogen", model.targets[ti].name);
+            model
+                .targets
+                .binary_search_by(|t| t.name.as_str().cmp(&name))
+                .is_ok()
+        })
+        .collect();
+    if candidates.is_empty() && uic_only.is_empty() {
         return gaps;
     }
     let compiled = |&(ti, ci): &(usize, usize)| &model.targets[ti].compiled[ci];
@@ -274,11 +296,21 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
         .map(|&(ti, _)| (ti, read_info(reader, &model.targets[ti], &model.config)))
         .collect();
     infos.dedup_by_key(|(ti, _)| *ti);
+    // Without AUTOMOC only the uic headers are read: an info that cannot be
+    // read, or a target without AUTOUIC, leaves what its autogen wrote plain
+    // build-tree files, so a change to a form stays an unknown path.
+    let uic_infos: Vec<(usize, Info)> = uic_only
+        .iter()
+        .filter_map(|&ti| {
+            let info = read_info(reader, &model.targets[ti], &model.config).ok()?;
+            info.uic.then_some((ti, info))
+        })
+        .collect();
     let roots = [model.source_root.as_str(), model.build_root.as_str()];
     let project = |p: &str| roots.iter().any(|r| paths::is_within(p, r));
     // Why a target stays opaque (the first reason found).
     let mut opaque: std::collections::BTreeMap<usize, String> = Default::default();
-    let mut ok: Vec<(usize, &Info)> = Vec::new();
+    let mut ok: Vec<(usize, &Info)> = uic_infos.iter().map(|(ti, i)| (*ti, i)).collect();
     for (ti, info) in &infos {
         match info {
             Ok(info) => ok.push((*ti, info)),
@@ -322,7 +354,7 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
             let out = &ev.files[id as usize];
             // The units autogen compiles have verdicts of their own.
             if candidate_paths.contains(out.as_str())
-                || *out == info.compilation
+                || info.compilation.as_ref() == Some(out)
                 || Some(out) == info.predefs.as_ref()
             {
                 continue;
@@ -351,12 +383,17 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
     // The files each autogen scans, against its parse cache, joined to its
     // compilation unit.
     for &(ti, info) in &ok {
+        let Some(compilation) = &info.compilation else {
+            // No AUTOMOC: what the scan finds only decides which uic
+            // headers are made, and each unit's own evidence lists those.
+            continue;
+        };
         let cache_time = mtime(&info.parse_cache);
         let info_file = info_path(&model.targets[ti]);
         let units: Vec<usize> = units_of_target[ti]
             .iter()
             .copied()
-            .filter(|&u| ev.tus[u].source == info.compilation)
+            .filter(|&u| ev.tus[u].source == *compilation)
             .collect();
         for p in info.scanned.iter().filter(|p| project(p)) {
             let st = stat(p);
@@ -400,11 +437,15 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
         } else {
             match (opaque.get(&ti), info_of.get(&ti)) {
                 (Some(why), _) => Verdict::Opaque(why.clone()),
-                (None, Some(info)) if info.compilation == c.path => Verdict::Vouched,
-                (None, Some(info)) => Verdict::Opaque(format!(
-                    "its autogen info names {} as the moc compilation file, not this one",
-                    info.compilation
-                )),
+                (None, Some(info)) if info.compilation.as_ref() == Some(&c.path) => {
+                    Verdict::Vouched
+                }
+                (None, Some(info)) => Verdict::Opaque(match &info.compilation {
+                    Some(named) => format!(
+                        "its autogen info names {named} as the moc compilation file, not this one"
+                    ),
+                    None => "its autogen info names no moc compilation file".into(),
+                }),
                 (None, None) => Verdict::Opaque("its autogen info was not read".into()),
             }
         };
@@ -825,7 +866,7 @@ mod tests {
         let b = &t.dir_build;
         assert_eq!(
             info.compilation,
-            format!("{b}/core_autogen/mocs_compilation.cpp")
+            Some(format!("{b}/core_autogen/mocs_compilation.cpp"))
         );
         assert_eq!(
             info.parse_cache,
@@ -850,7 +891,10 @@ mod tests {
         let (_d, t) = target_with_info(&multi);
         let reader = Reader::new(Limits::default());
         let info = read_info(&reader, &t, "Release").unwrap();
-        assert!(info.compilation.ends_with("/mocs_compilation_Release.cpp"));
+        assert!(info
+            .compilation
+            .unwrap()
+            .ends_with("/mocs_compilation_Release.cpp"));
         assert!(info.parse_cache.ends_with("/ParseCache_Release.txt"));
         assert_eq!(
             info.include_dir
@@ -860,7 +904,7 @@ mod tests {
         );
         // A configuration the info has no files for is no evidence.
         let err = read_info(&reader, &t, "Debug").err().unwrap();
-        assert!(err.contains("MOC_COMPILATION_FILE_Debug"), "{err}");
+        assert!(err.contains("PARSE_CACHE_FILE_Debug"), "{err}");
     }
 
     #[test]
@@ -940,7 +984,7 @@ mod tests {
             include_dir: Some(format!("{root}/b/core_autogen/include")),
             uic: true,
             uic_search: vec![format!("{root}/forms")],
-            compilation: String::new(),
+            compilation: None,
             predefs: None,
             parse_cache: String::new(),
             scanned: vec![format!("{root}/src/a.cpp")],
