@@ -54,7 +54,8 @@ struct Named {
     source: Vec<String>,
     /// Build-tree files written by configure (possible copies).
     configured: Vec<String>,
-    /// Build-tree files of unknown origin.
+    /// Build-tree files of unknown origin, each as the test names it
+    /// (`names FILE`, `names directory D, which holds FILE`).
     unknown: Vec<String>,
 }
 
@@ -110,6 +111,56 @@ pub struct Lookup<'g, 'm> {
     /// Modification time of the catalogue (test outputs are newer).
     listed: Option<SystemTime>,
     stat_cache: std::cell::RefCell<FastMap<String, Kind>>,
+    /// What each named build-tree directory holds that no artifact or
+    /// output explains ([`Lookup::unexplained_in`]), walked once.
+    dir_cache: std::cell::RefCell<FastMap<String, std::rc::Rc<Unexplained>>>,
+}
+
+/// Files under a named directory that a program could load or run (ELF
+/// executables and shared objects, `#!` scripts) and that neither an
+/// artifact nor a build-time output of the evidence is, by when they were
+/// written ([`Kind`]): by configure (possible copies of source files), or by
+/// a build step the evidence does not show (a `POST_BUILD` copy of a plugin).
+#[derive(Default)]
+struct Unexplained {
+    /// Symlinks to an artifact: (its owner, the link).
+    links: Vec<(usize, String)>,
+    configured: Vec<String>,
+    build_time: Vec<String>,
+}
+
+/// At most this many entries of one named directory are looked at; a
+/// larger one is itself of unknown content.
+const MAX_DIR_ENTRIES: usize = 200_000;
+
+/// Whether the file at `path` starts as an ELF executable or shared object
+/// (`e_type` `ET_EXEC` or `ET_DYN`; not a relocatable `.o`) or a `#!` script:
+/// something a test could load or run.
+fn may_load_or_run(path: &std::path::Path) -> bool {
+    let mut head = [0u8; 18];
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return true; // unreadable: it cannot be ruled out
+    };
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return true,
+        }
+    }
+    if n >= 2 && head.starts_with(b"#!") {
+        return true;
+    }
+    if n < 18 || !head.starts_with(b"\x7fELF") {
+        return false;
+    }
+    let e_type = match head[5] {
+        2 => u16::from_be_bytes([head[16], head[17]]),
+        _ => u16::from_le_bytes([head[16], head[17]]),
+    };
+    matches!(e_type, 2 | 3)
 }
 
 /// Bytes a file name token is made of.
@@ -166,6 +217,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
             odd_names,
             listed,
             stat_cache: Default::default(),
+            dir_cache: Default::default(),
         }
     }
 
@@ -187,6 +239,73 @@ impl<'g, 'm> Lookup<'g, 'm> {
         };
         self.stat_cache.borrow_mut().insert(path.to_owned(), k);
         k
+    }
+
+    /// What the build-tree directory `dir` holds, at any depth, that a test
+    /// naming it could load or run and that the evidence does not explain
+    /// (see [`Unexplained`]). Artifacts and build-time outputs are skipped
+    /// (the caller reaches their targets); a symlink to an artifact counts as
+    /// the artifact.
+    fn unexplained_in(&self, dir: &str) -> std::rc::Rc<Unexplained> {
+        if let Some(u) = self.dir_cache.borrow().get(dir) {
+            return u.clone();
+        }
+        let mut u = Unexplained::default();
+        let known =
+            |p: &str| !self.graph.artifact_owners(p).is_empty() || self.outputs.contains_key(p);
+        for (n, entry) in walkdir::WalkDir::new(dir)
+            .follow_links(false)
+            .sort_by_file_name()
+            .into_iter()
+            .enumerate()
+        {
+            let Ok(entry) = entry else {
+                u.build_time
+                    .push(format!("{dir} (a part of it cannot be read)"));
+                break;
+            };
+            if n > MAX_DIR_ENTRIES {
+                u.build_time
+                    .push(format!("{dir} (more than {MAX_DIR_ENTRIES} entries)"));
+                break;
+            }
+            let ft = entry.file_type();
+            if ft.is_dir() {
+                continue;
+            }
+            let Some(path) = entry.path().to_str().map(paths::fold) else {
+                u.build_time
+                    .push(format!("{dir} (a file name in it is not UTF-8)"));
+                break;
+            };
+            if known(&path) {
+                continue;
+            }
+            if ft.is_symlink() {
+                let real = std::fs::canonicalize(entry.path())
+                    .ok()
+                    .and_then(|r| r.to_str().map(paths::fold));
+                if let Some(owners) = real.as_deref().map(|r| self.graph.artifact_owners(r)) {
+                    if !owners.is_empty() {
+                        u.links.extend(owners.iter().map(|&o| (o, path.clone())));
+                        continue;
+                    }
+                }
+            }
+            if !may_load_or_run(entry.path()) {
+                continue;
+            }
+            match self.kind(&path) {
+                Kind::ConfigureTime => u.configured.push(path),
+                Kind::BuildTime => u.build_time.push(path),
+                Kind::Missing | Kind::Dir | Kind::AfterListing => {}
+            }
+        }
+        let u = std::rc::Rc::new(u);
+        self.dir_cache
+            .borrow_mut()
+            .insert(dir.to_owned(), u.clone());
+        u
     }
 
     /// File-name tokens of `text` that are artifact names.
@@ -372,6 +491,23 @@ impl<'g, 'm> Lookup<'g, 'm> {
                             ));
                         }
                     }
+                    // What else it holds that a program could load or run: a
+                    // plugin a POST_BUILD step copied there is no artifact.
+                    if in_build {
+                        let u = self.unexplained_in(&p);
+                        for (o, link) in &u.links {
+                            out.targets.push((
+                                *o,
+                                format!("names directory {p}, which holds {link}, a link to its artifact"),
+                            ));
+                        }
+                        out.configured.extend(u.configured.iter().cloned());
+                        out.unknown.extend(
+                            u.build_time
+                                .iter()
+                                .map(|f| format!("names directory {p}, which holds {f}")),
+                        );
+                    }
                 }
                 Kind::ConfigureTime | Kind::BuildTime if !in_build => {}
                 Kind::ConfigureTime => {
@@ -385,7 +521,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
                     if self.graph.artifact_owners(&p).is_empty()
                         && !self.outputs.contains_key(p.as_str())
                     {
-                        out.unknown.push(p);
+                        out.unknown.push(format!("names {p}"));
                     }
                 }
             }
@@ -560,7 +696,7 @@ pub fn extend_mappings(
             r.unknown = Some(Gap::new(
                 Code::TestReadsUnknownBuildFile,
                 format!(
-                    "test {:?} names {u}, which a build step wrote after configure and no target in the evidence produces",
+                    "test {:?} {u}, which a build step wrote after configure and no target in the evidence produces",
                     test.name
                 ),
             ));

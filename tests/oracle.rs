@@ -862,6 +862,17 @@ struct Channel {
 /// `add_dependencies(<exe> plug)`: that codemodel edge lets the reverse walk
 /// reach the test through the graph, so the per-channel scenarios leave it out
 /// (the plugin is built by `all` anyway and only needed when the test runs).
+/// A program that loads every library in the `myplugins/` subdirectory of the
+/// first directory `$PLUGIN_DIRS` lists (a `:`-separated list).
+const LOADER_DIR_MAIN: &str = "#include \"load.h\"\n#include <dirent.h>\n#include <cstdlib>\n#include <string>\n\
+     int main() {\n  std::string dirs = std::getenv(\"PLUGIN_DIRS\");\n  \
+     std::string dir = dirs.substr(0, dirs.find(':')) + \"/myplugins\";\n  \
+     int worst = 0, n = 0;\n  if (DIR* d = opendir(dir.c_str())) {\n    \
+     while (dirent* e = readdir(d)) {\n      std::string f = e->d_name;\n      \
+     if (f.size() > 3 && f.compare(f.size() - 3, 3, \".so\") == 0) {\n        \
+     int r = check_plugin((dir + \"/\" + f).c_str());\n        n++;\n        if (r) worst = r;\n      }\n    }\n    \
+     closedir(d);\n  }\n  return n ? worst : 5;\n}\n";
+
 fn loader_exe(exe: &str, test: &str, deps: bool, test_args: &str) -> String {
     let mut s = format!(
         "add_executable({exe} {exe}.cpp)\n\
@@ -954,17 +965,32 @@ fn channel(test: char, deps: bool) -> Channel {
                  set_tests_properties(G PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/plugins:/usr/lib\")\n",
                 loader_exe("loader_dir", "G", deps, "")
             ),
-            files: vec![(
-                "loader_dir.cpp",
-                "#include \"load.h\"\n#include <dirent.h>\n#include <cstdlib>\n#include <string>\n\
-                 int main() {\n  std::string dirs = std::getenv(\"PLUGIN_DIRS\");\n  \
-                 std::string dir = dirs.substr(0, dirs.find(':')) + \"/myplugins\";\n  \
-                 int worst = 0, n = 0;\n  if (DIR* d = opendir(dir.c_str())) {\n    \
-                 while (dirent* e = readdir(d)) {\n      std::string f = e->d_name;\n      \
-                 if (f.size() > 3 && f.compare(f.size() - 3, 3, \".so\") == 0) {\n        \
-                 int r = check_plugin((dir + \"/\" + f).c_str());\n        n++;\n        if (r) worst = r;\n      }\n    }\n    \
-                 closedir(d);\n  }\n  return n ? worst : 5;\n}\n",
-            )],
+            files: vec![("loader_dir.cpp", LOADER_DIR_MAIN)],
+        },
+        // A POST_BUILD step copies the plugin into a directory the test
+        // names (as projects gather plugins for QT_PLUGIN_PATH); the program
+        // loads every library there. The copy is no artifact and no declared
+        // output: nothing in the evidence says what it was made from.
+        'H' => Channel {
+            cmake: format!(
+                "add_custom_command(TARGET plug POST_BUILD\n  \
+                 COMMAND ${{CMAKE_COMMAND}} -E make_directory ${{CMAKE_BINARY_DIR}}/gathered/myplugins\n  \
+                 COMMAND ${{CMAKE_COMMAND}} -E copy $<TARGET_FILE:plug> ${{CMAKE_BINARY_DIR}}/gathered/myplugins/)\n{}\
+                 set_tests_properties(H PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/gathered\")\n",
+                loader_exe("loader_gathered", "H", deps, "")
+            ),
+            files: vec![("loader_gathered.cpp", LOADER_DIR_MAIN)],
+        },
+        // The same, with a symlink to the artifact instead of a copy.
+        'I' => Channel {
+            cmake: format!(
+                "add_custom_command(TARGET plug POST_BUILD\n  \
+                 COMMAND ${{CMAKE_COMMAND}} -E make_directory ${{CMAKE_BINARY_DIR}}/linked/myplugins\n  \
+                 COMMAND ${{CMAKE_COMMAND}} -E create_symlink $<TARGET_FILE:plug> ${{CMAKE_BINARY_DIR}}/linked/myplugins/libplug.so)\n{}\
+                 set_tests_properties(I PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/linked\")\n",
+                loader_exe("loader_linked", "I", deps, "")
+            ),
+            files: vec![("loader_linked.cpp", LOADER_DIR_MAIN)],
         },
         other => panic!("no channel {other}"),
     }
@@ -1028,6 +1054,43 @@ fn oracle_class02_plugin_in_a_subdirectory_of_a_named_directory() {
     let o = plugin_scenario("c02-plugin-subdir", &[channel('G', false)]).run();
     o.assert_oracle();
     o.expect_subset(&["A", "G"]);
+}
+
+/// The plugin reaches the test only as a POST_BUILD copy in the directory
+/// it names: a loadable file there that the evidence does not explain.
+/// (Before the walk of named directories: `exit 0 omits tests whose result
+/// changed: ["H"]`.)
+#[test]
+fn oracle_class02_plugin_copied_post_build_into_a_named_directory() {
+    let o = plugin_scenario("c02-plugin-gathered", &[channel('H', false)]).run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "TEST_READS_UNKNOWN_BUILD_FILE");
+    o.expect_stderr(&["/gathered, which holds ", "/gathered/myplugins/libplug.so"]);
+}
+
+/// With `opaque = "select"` only the test that names the directory is
+/// forced in; the others are still decided by the evidence.
+#[test]
+fn oracle_class02_plugin_copied_post_build_with_opaque_select() {
+    let o = plugin_scenario(
+        "c02-plugin-gathered-select",
+        &[channel('H', false), channel('B', false)],
+    )
+    .policy("opaque = \"select\"\n")
+    .run();
+    o.assert_oracle();
+    o.expect_subset(&["A", "B", "H"]);
+    o.expect_stderr(&["forced H: OPAQUE_BOUNDARY: TEST_READS_UNKNOWN_BUILD_FILE"]);
+}
+
+/// A POST_BUILD symlink to the artifact in the named directory is the
+/// artifact: the exact subset.
+#[test]
+fn oracle_class02_plugin_linked_post_build_into_a_named_directory() {
+    let o = plugin_scenario("c02-plugin-linked", &[channel('I', false)]).run();
+    o.assert_oracle();
+    o.expect_subset(&["A", "I"]);
+    o.expect_stderr(&["-> target plug -> test I"]);
 }
 
 #[test]
@@ -3354,6 +3417,9 @@ on_ninja!(
     oracle_class02_plugin_via_generated_header,
     oracle_class02_plugin_via_working_directory,
     oracle_class02_plugin_in_a_subdirectory_of_a_named_directory,
+    oracle_class02_plugin_copied_post_build_into_a_named_directory,
+    oracle_class02_plugin_copied_post_build_with_opaque_select,
+    oracle_class02_plugin_linked_post_build_into_a_named_directory,
     oracle_class02_plugin_via_static_library_definition,
     oracle_class02_plugin_via_compile_options,
     oracle_class02_all_channels_with_add_dependencies,
