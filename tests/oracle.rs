@@ -1068,6 +1068,24 @@ fn oracle_class02_plugin_copied_post_build_into_a_named_directory() {
     o.expect_stderr(&["/gathered, which holds ", "/gathered/myplugins/libplug.so"]);
 }
 
+/// The copy rewritten after the catalogue was listed (a rebuild after the
+/// listing) is not taken for a test's output.
+#[test]
+fn oracle_class02_plugin_copied_post_build_after_the_listing() {
+    let o = plugin_scenario("c02-plugin-gathered-late", &[channel('H', false)])
+        .after_head_build(|ctx| {
+            let copy = ctx.build.join("gathered/myplugins/libplug.so");
+            let later = filetime::FileTime::from_unix_time(
+                filetime::FileTime::now().unix_seconds() + 120,
+                0,
+            );
+            filetime::set_file_mtime(copy, later).unwrap();
+        })
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "TEST_READS_UNKNOWN_BUILD_FILE");
+}
+
 /// With `opaque = "select"` only the test that names the directory is
 /// forced in; the others are still decided by the evidence.
 #[test]
@@ -3419,6 +3437,7 @@ on_ninja!(
     oracle_class02_plugin_in_a_subdirectory_of_a_named_directory,
     oracle_class02_plugin_copied_post_build_into_a_named_directory,
     oracle_class02_plugin_copied_post_build_with_opaque_select,
+    oracle_class02_plugin_copied_post_build_after_the_listing,
     oracle_class02_plugin_linked_post_build_into_a_named_directory,
     oracle_class02_plugin_via_static_library_definition,
     oracle_class02_plugin_via_compile_options,
