@@ -123,7 +123,8 @@ pub struct Lookup<'g, 'm> {
 /// a build step the evidence does not show (a `POST_BUILD` copy of a plugin).
 #[derive(Default)]
 struct Unexplained {
-    /// Symlinks to an artifact: (its owner, the link).
+    /// Files reached through a symlink that are an artifact or an output:
+    /// (its owner, how it was reached).
     links: Vec<(usize, String)>,
     configured: Vec<String>,
     build_time: Vec<String>,
@@ -250,6 +251,10 @@ impl<'g, 'm> Lookup<'g, 'm> {
         if let Some(u) = self.dir_cache.borrow().get(dir) {
             return u.clone();
         }
+        // A placeholder first: a symlink cycle back here finds it.
+        self.dir_cache
+            .borrow_mut()
+            .insert(dir.to_owned(), Default::default());
         let mut u = Unexplained::default();
         let known =
             |p: &str| !self.graph.artifact_owners(p).is_empty() || self.outputs.contains_key(p);
@@ -281,19 +286,49 @@ impl<'g, 'm> Lookup<'g, 'm> {
             if known(&path) {
                 continue;
             }
-            if ft.is_symlink() {
+            if ft.is_symlink() && entry.path().is_dir() {
+                // A symlinked subdirectory: what the directory it leads to
+                // holds (walked once; a cycle meets the placeholder).
                 let real = std::fs::canonicalize(entry.path())
                     .ok()
                     .and_then(|r| r.to_str().map(paths::fold));
-                if let Some(owners) = real.as_deref().map(|r| self.graph.artifact_owners(r)) {
-                    if !owners.is_empty() {
-                        u.links.extend(owners.iter().map(|&o| (o, path.clone())));
-                        continue;
+                match real {
+                    Some(real) if paths::is_within(&real, &self.model.build_root) => {
+                        u.links.extend(
+                            self.under(&real)
+                                .into_iter()
+                                .map(|(o, a)| (o, format!("{a} (through the symlink {path})"))),
+                        );
+                        let sub = self.unexplained_in(&real);
+                        u.links.extend(sub.links.iter().cloned());
+                        u.configured.extend(sub.configured.iter().cloned());
+                        u.build_time.extend(sub.build_time.iter().cloned());
                     }
+                    // Outside the build tree: not a build step's copy.
+                    _ => {}
                 }
+                continue;
             }
             if !may_load_or_run(entry.path()) {
                 continue;
+            }
+            // Through a symlink (the named directory's own, or the file's):
+            // an artifact or output under its real path is that one.
+            let real = std::fs::canonicalize(entry.path())
+                .ok()
+                .and_then(|r| r.to_str().map(paths::fold))
+                .filter(|r| *r != path);
+            if let Some(real) = real {
+                let mut owners: Vec<usize> = self.graph.artifact_owners(&real).to_vec();
+                owners.extend(self.outputs.get(real.as_str()).into_iter().flatten());
+                if !owners.is_empty() {
+                    u.links.extend(
+                        owners
+                            .into_iter()
+                            .map(|o| (o, format!("{path} (its artifact or output {real})"))),
+                    );
+                    continue;
+                }
             }
             match self.kind(&path) {
                 Kind::ConfigureTime => u.configured.push(path),
@@ -309,6 +344,29 @@ impl<'g, 'm> Lookup<'g, 'm> {
             .borrow_mut()
             .insert(dir.to_owned(), u.clone());
         u
+    }
+
+    /// The loadable artifacts and the build-time outputs at any depth under
+    /// `dir`, with their owners: (owner, path).
+    fn under(&self, dir: &str) -> Vec<(usize, String)> {
+        let mut found = Vec::new();
+        let first = self
+            .sorted_loadable
+            .partition_point(|(a, _)| a.as_str() < dir);
+        for (a, o) in self.sorted_loadable[first..]
+            .iter()
+            .take_while(|(a, _)| paths::is_within(a, dir))
+        {
+            found.push((*o, a.clone()));
+        }
+        let first = self.sorted_outputs.partition_point(|o| *o < dir);
+        for o in self.sorted_outputs[first..]
+            .iter()
+            .take_while(|o| paths::is_within(o, dir))
+        {
+            found.extend(self.outputs[o].iter().map(|&t| (t, (*o).to_owned())));
+        }
+        found
     }
 
     /// File-name tokens of `text` that are artifact names.
@@ -499,10 +557,8 @@ impl<'g, 'm> Lookup<'g, 'm> {
                     if in_build {
                         let u = self.unexplained_in(&p);
                         for (o, link) in &u.links {
-                            out.targets.push((
-                                *o,
-                                format!("names directory {p}, which holds {link}, a link to its artifact"),
-                            ));
+                            out.targets
+                                .push((*o, format!("names directory {p}, which holds {link}")));
                         }
                         out.configured.extend(u.configured.iter().cloned());
                         out.unknown.extend(

@@ -992,6 +992,30 @@ fn channel(test: char, deps: bool) -> Channel {
             ),
             files: vec![("loader_linked.cpp", LOADER_DIR_MAIN)],
         },
+        // The named directory is a symlink (made at configure time) to the
+        // one the plugin is built in.
+        'J' => Channel {
+            cmake: format!(
+                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/real-plugins/myplugins)\n\
+                 file(MAKE_DIRECTORY ${{CMAKE_BINARY_DIR}}/real-plugins)\n\
+                 file(CREATE_LINK real-plugins ${{CMAKE_BINARY_DIR}}/plugin-view SYMBOLIC)\n{}\
+                 set_tests_properties(J PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/plugin-view\")\n",
+                loader_exe("loader_view", "J", deps, "")
+            ),
+            files: vec![("loader_view.cpp", LOADER_DIR_MAIN)],
+        },
+        // The named directory holds a symlink to the directory the plugin
+        // is built in (one level down, as a loader looks).
+        'K' => Channel {
+            cmake: format!(
+                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/built/myplugins)\n\
+                 file(MAKE_DIRECTORY ${{CMAKE_BINARY_DIR}}/built/myplugins ${{CMAKE_BINARY_DIR}}/linked-dirs)\n\
+                 file(CREATE_LINK ../built/myplugins ${{CMAKE_BINARY_DIR}}/linked-dirs/myplugins SYMBOLIC)\n{}\
+                 set_tests_properties(K PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/linked-dirs\")\n",
+                loader_exe("loader_linked_dir", "K", deps, "")
+            ),
+            files: vec![("loader_linked_dir.cpp", LOADER_DIR_MAIN)],
+        },
         other => panic!("no channel {other}"),
     }
 }
@@ -1084,6 +1108,24 @@ fn oracle_class02_plugin_copied_post_build_after_the_listing() {
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "TEST_READS_UNKNOWN_BUILD_FILE");
+}
+
+/// The directory the test names is a symlink to the one holding the
+/// plugin: its artifacts are looked up under the real path too.
+#[test]
+fn oracle_class02_plugin_in_a_directory_named_through_a_symlink() {
+    let o = plugin_scenario("c02-plugin-view", &[channel('J', false)]).run();
+    o.assert_oracle();
+    o.expect_subset(&["A", "J"]);
+}
+
+/// The directory the test names holds a symlink to the plugin's directory:
+/// what that directory holds is looked at too.
+#[test]
+fn oracle_class02_plugin_in_a_symlinked_subdirectory_of_a_named_directory() {
+    let o = plugin_scenario("c02-plugin-linked-dir", &[channel('K', false)]).run();
+    o.assert_oracle();
+    o.expect_subset(&["A", "K"]);
 }
 
 /// With `opaque = "select"` only the test that names the directory is
@@ -3438,6 +3480,8 @@ on_ninja!(
     oracle_class02_plugin_copied_post_build_into_a_named_directory,
     oracle_class02_plugin_copied_post_build_with_opaque_select,
     oracle_class02_plugin_copied_post_build_after_the_listing,
+    oracle_class02_plugin_in_a_directory_named_through_a_symlink,
+    oracle_class02_plugin_in_a_symlinked_subdirectory_of_a_named_directory,
     oracle_class02_plugin_linked_post_build_into_a_named_directory,
     oracle_class02_plugin_via_static_library_definition,
     oracle_class02_plugin_via_compile_options,
