@@ -886,6 +886,23 @@ fn loader_exe(exe: &str, test: &str, deps: bool, test_args: &str) -> String {
     s
 }
 
+/// A channel whose test's ENVIRONMENT names plugin directories
+/// (`PLUGIN_DIRS=dirs`, a `:`-separated list, as QT_PLUGIN_PATH) and whose
+/// program loads every library in `myplugins/` below the first; `setup` is
+/// the CMake that puts the plugin (or a copy, or a link) there.
+fn dir_channel(test: char, setup: &str, dirs: &str, deps: bool) -> Channel {
+    let exe: &'static str =
+        Box::leak(format!("loader_dir_{}", test.to_ascii_lowercase()).into_boxed_str());
+    let source: &'static str = Box::leak(format!("{exe}.cpp").into_boxed_str());
+    Channel {
+        cmake: format!(
+            "{setup}{}set_tests_properties({test} PROPERTIES ENVIRONMENT \"PLUGIN_DIRS={dirs}\")\n",
+            loader_exe(exe, &test.to_string(), deps, "")
+        ),
+        files: vec![(source, LOADER_DIR_MAIN)],
+    }
+}
+
 fn channel(test: char, deps: bool) -> Channel {
     match test {
         // ENVIRONMENT_MODIFICATION names the plugin; the program dlopen()s getenv("PLUG").
@@ -959,63 +976,53 @@ fn channel(test: char, deps: bool) -> Channel {
         // does (the first element ours, then another); the program loads
         // every library in the `myplugins/` subdirectory of the first, which
         // is all that names the plugin.
-        'G' => Channel {
-            cmake: format!(
-                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/plugins/myplugins)\n{}\
-                 set_tests_properties(G PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/plugins:/usr/lib\")\n",
-                loader_exe("loader_dir", "G", deps, "")
-            ),
-            files: vec![("loader_dir.cpp", LOADER_DIR_MAIN)],
-        },
+        'G' => dir_channel(
+            'G',
+            "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/plugins/myplugins)\n",
+            "${CMAKE_BINARY_DIR}/plugins:/usr/lib",
+            deps,
+        ),
         // A POST_BUILD step copies the plugin into a directory the test
         // names (as projects gather plugins for QT_PLUGIN_PATH); the program
         // loads every library there. The copy is no artifact and no declared
         // output: nothing in the evidence says what it was made from.
-        'H' => Channel {
-            cmake: format!(
-                "add_custom_command(TARGET plug POST_BUILD\n  \
-                 COMMAND ${{CMAKE_COMMAND}} -E make_directory ${{CMAKE_BINARY_DIR}}/gathered/myplugins\n  \
-                 COMMAND ${{CMAKE_COMMAND}} -E copy $<TARGET_FILE:plug> ${{CMAKE_BINARY_DIR}}/gathered/myplugins/)\n{}\
-                 set_tests_properties(H PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/gathered\")\n",
-                loader_exe("loader_gathered", "H", deps, "")
-            ),
-            files: vec![("loader_gathered.cpp", LOADER_DIR_MAIN)],
-        },
+        'H' => dir_channel(
+            'H',
+            "add_custom_command(TARGET plug POST_BUILD\n  \
+             COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/gathered/myplugins\n  \
+             COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:plug> ${CMAKE_BINARY_DIR}/gathered/myplugins/)\n",
+            "${CMAKE_BINARY_DIR}/gathered",
+            deps,
+        ),
         // The same, with a symlink to the artifact instead of a copy.
-        'I' => Channel {
-            cmake: format!(
-                "add_custom_command(TARGET plug POST_BUILD\n  \
-                 COMMAND ${{CMAKE_COMMAND}} -E make_directory ${{CMAKE_BINARY_DIR}}/linked/myplugins\n  \
-                 COMMAND ${{CMAKE_COMMAND}} -E create_symlink $<TARGET_FILE:plug> ${{CMAKE_BINARY_DIR}}/linked/myplugins/libplug.so)\n{}\
-                 set_tests_properties(I PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/linked\")\n",
-                loader_exe("loader_linked", "I", deps, "")
-            ),
-            files: vec![("loader_linked.cpp", LOADER_DIR_MAIN)],
-        },
+        'I' => dir_channel(
+            'I',
+            "add_custom_command(TARGET plug POST_BUILD\n  \
+             COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/linked/myplugins\n  \
+             COMMAND ${CMAKE_COMMAND} -E create_symlink $<TARGET_FILE:plug> ${CMAKE_BINARY_DIR}/linked/myplugins/libplug.so)\n",
+            "${CMAKE_BINARY_DIR}/linked",
+            deps,
+        ),
         // The named directory is a symlink (made at configure time) to the
         // one the plugin is built in.
-        'J' => Channel {
-            cmake: format!(
-                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/real-plugins/myplugins)\n\
-                 file(MAKE_DIRECTORY ${{CMAKE_BINARY_DIR}}/real-plugins)\n\
-                 file(CREATE_LINK real-plugins ${{CMAKE_BINARY_DIR}}/plugin-view SYMBOLIC)\n{}\
-                 set_tests_properties(J PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/plugin-view\")\n",
-                loader_exe("loader_view", "J", deps, "")
-            ),
-            files: vec![("loader_view.cpp", LOADER_DIR_MAIN)],
-        },
+        'J' => dir_channel(
+            'J',
+            "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/real-plugins/myplugins)\n\
+             file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/real-plugins)\n\
+             file(CREATE_LINK real-plugins ${CMAKE_BINARY_DIR}/plugin-view SYMBOLIC)\n",
+            "${CMAKE_BINARY_DIR}/plugin-view",
+            deps,
+        ),
         // The named directory holds a symlink to the directory the plugin
         // is built in (one level down, as a loader looks).
-        'K' => Channel {
-            cmake: format!(
-                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/built/myplugins)\n\
-                 file(MAKE_DIRECTORY ${{CMAKE_BINARY_DIR}}/built/myplugins ${{CMAKE_BINARY_DIR}}/linked-dirs)\n\
-                 file(CREATE_LINK ../built/myplugins ${{CMAKE_BINARY_DIR}}/linked-dirs/myplugins SYMBOLIC)\n{}\
-                 set_tests_properties(K PROPERTIES ENVIRONMENT \"PLUGIN_DIRS=${{CMAKE_BINARY_DIR}}/linked-dirs\")\n",
-                loader_exe("loader_linked_dir", "K", deps, "")
-            ),
-            files: vec![("loader_linked_dir.cpp", LOADER_DIR_MAIN)],
-        },
+        'K' => dir_channel(
+            'K',
+            "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/built/myplugins)\n\
+             file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/built/myplugins ${CMAKE_BINARY_DIR}/linked-dirs)\n\
+             file(CREATE_LINK ../built/myplugins ${CMAKE_BINARY_DIR}/linked-dirs/myplugins SYMBOLIC)\n",
+            "${CMAKE_BINARY_DIR}/linked-dirs",
+            deps,
+        ),
         other => panic!("no channel {other}"),
     }
 }
@@ -1049,25 +1056,27 @@ fn plugin_scenario(name: &str, channels: &[Channel]) -> Scenario {
     s.edit("plug.cpp", PLUG_V2)
 }
 
+/// [`plugin_scenario`] with the one channel `c`: the oracle holds and the
+/// subset is exactly test A (which names the plugin) and the channel's test.
+fn expect_channel_subset(name: &str, c: char) {
+    let o = plugin_scenario(name, &[channel(c, false)]).run();
+    o.assert_oracle();
+    o.expect_subset(&["A", &c.to_string()]);
+}
+
 #[test]
 fn oracle_class02_plugin_via_environment_modification() {
-    let o = plugin_scenario("c02-env", &[channel('B', false)]).run();
-    o.assert_oracle();
-    o.expect_subset(&["A", "B"]);
+    expect_channel_subset("c02-env", 'B');
 }
 
 #[test]
 fn oracle_class02_plugin_via_generated_header() {
-    let o = plugin_scenario("c02-genheader", &[channel('C', false)]).run();
-    o.assert_oracle();
-    o.expect_subset(&["A", "C"]);
+    expect_channel_subset("c02-genheader", 'C');
 }
 
 #[test]
 fn oracle_class02_plugin_via_working_directory() {
-    let o = plugin_scenario("c02-cwd", &[channel('D', false)]).run();
-    o.assert_oracle();
-    o.expect_subset(&["A", "D"]);
+    expect_channel_subset("c02-cwd", 'D');
 }
 
 /// A directory the test names (the first of a list in an environment
@@ -1075,9 +1084,7 @@ fn oracle_class02_plugin_via_working_directory() {
 /// loaders look in subdirectories.
 #[test]
 fn oracle_class02_plugin_in_a_subdirectory_of_a_named_directory() {
-    let o = plugin_scenario("c02-plugin-subdir", &[channel('G', false)]).run();
-    o.assert_oracle();
-    o.expect_subset(&["A", "G"]);
+    expect_channel_subset("c02-plugin-subdir", 'G');
 }
 
 /// The plugin reaches the test only as a POST_BUILD copy in the directory
@@ -1114,18 +1121,14 @@ fn oracle_class02_plugin_copied_post_build_after_the_listing() {
 /// plugin: its artifacts are looked up under the real path too.
 #[test]
 fn oracle_class02_plugin_in_a_directory_named_through_a_symlink() {
-    let o = plugin_scenario("c02-plugin-view", &[channel('J', false)]).run();
-    o.assert_oracle();
-    o.expect_subset(&["A", "J"]);
+    expect_channel_subset("c02-plugin-view", 'J');
 }
 
 /// The directory the test names holds a symlink to the plugin's directory:
 /// what that directory holds is looked at too.
 #[test]
 fn oracle_class02_plugin_in_a_symlinked_subdirectory_of_a_named_directory() {
-    let o = plugin_scenario("c02-plugin-linked-dir", &[channel('K', false)]).run();
-    o.assert_oracle();
-    o.expect_subset(&["A", "K"]);
+    expect_channel_subset("c02-plugin-linked-dir", 'K');
 }
 
 /// With `opaque = "select"` only the test that names the directory is
@@ -1155,16 +1158,12 @@ fn oracle_class02_plugin_linked_post_build_into_a_named_directory() {
 
 #[test]
 fn oracle_class02_plugin_via_static_library_definition() {
-    let o = plugin_scenario("c02-libdef", &[channel('E', false)]).run();
-    o.assert_oracle();
-    o.expect_subset(&["A", "E"]);
+    expect_channel_subset("c02-libdef", 'E');
 }
 
 #[test]
 fn oracle_class02_plugin_via_compile_options() {
-    let o = plugin_scenario("c02-copts", &[channel('F', false)]).run();
-    o.assert_oracle();
-    o.expect_subset(&["A", "F"]);
+    expect_channel_subset("c02-copts", 'F');
 }
 
 /// Every channel at once, each exe with `add_dependencies(<exe> plug)`: the
