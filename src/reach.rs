@@ -296,8 +296,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
                     Some(real) if paths::is_within(&real, &self.model.build_root) => {
                         u.links.extend(
                             self.under(&real)
-                                .into_iter()
-                                .map(|(o, a)| (o, format!("{a} (through the symlink {path})"))),
+                                .map(|(o, a, _)| (o, format!("{a} (through the symlink {path})"))),
                         );
                         let sub = self.unexplained_in(&real);
                         u.links.extend(sub.links.iter().cloned());
@@ -347,26 +346,22 @@ impl<'g, 'm> Lookup<'g, 'm> {
     }
 
     /// The loadable artifacts and the build-time outputs at any depth under
-    /// `dir`, with their owners: (owner, path).
-    fn under(&self, dir: &str) -> Vec<(usize, String)> {
-        let mut found = Vec::new();
+    /// `dir` (two prefix queries on the sorted tables), with their owners:
+    /// (owner, path, whether it is an artifact rather than an output).
+    fn under<'a>(&'a self, dir: &'a str) -> impl Iterator<Item = (usize, &'a str, bool)> + 'a {
         let first = self
             .sorted_loadable
             .partition_point(|(a, _)| a.as_str() < dir);
-        for (a, o) in self.sorted_loadable[first..]
+        let artifacts = self.sorted_loadable[first..]
             .iter()
-            .take_while(|(a, _)| paths::is_within(a, dir))
-        {
-            found.push((*o, a.clone()));
-        }
+            .take_while(move |(a, _)| paths::is_within(a, dir))
+            .map(|(a, o)| (*o, a.as_str(), true));
         let first = self.sorted_outputs.partition_point(|o| *o < dir);
-        for o in self.sorted_outputs[first..]
+        let outputs = self.sorted_outputs[first..]
             .iter()
-            .take_while(|o| paths::is_within(o, dir))
-        {
-            found.extend(self.outputs[o].iter().map(|&t| (t, (*o).to_owned())));
-        }
-        found
+            .take_while(move |o| paths::is_within(o, dir))
+            .flat_map(move |o| self.outputs[o].iter().map(move |&t| (t, *o, false)));
+        artifacts.chain(outputs)
     }
 
     /// File-name tokens of `text` that are artifact names.
@@ -526,31 +521,15 @@ impl<'g, 'm> Lookup<'g, 'm> {
                 Kind::Dir => {
                     // At any depth: plugin loaders look in subdirectories
                     // (`QT_PLUGIN_PATH=DIR` loads `DIR/<type>/*.so`).
-                    let first = self
-                        .sorted_loadable
-                        .partition_point(|(a, _)| a.as_str() < p.as_str());
-                    for (a, o) in self.sorted_loadable[first..]
-                        .iter()
-                        .take_while(|(a, _)| paths::is_within(a, &p))
-                    {
-                        let why = if a.rsplit_once('/').is_some_and(|(d, _)| d == p) {
+                    for (o, a, artifact) in self.under(&p) {
+                        let why = if !artifact {
+                            format!("names directory {p}, which holds build-time output {a}")
+                        } else if a.rsplit_once('/').is_some_and(|(d, _)| d == p) {
                             format!("names directory {p}, which holds its artifact")
                         } else {
                             format!("names directory {p}, which holds its artifact {a}")
                         };
-                        out.targets.push((*o, why));
-                    }
-                    let first = self.sorted_outputs.partition_point(|o| *o < p.as_str());
-                    for o in self.sorted_outputs[first..]
-                        .iter()
-                        .take_while(|o| paths::is_within(o, &p))
-                    {
-                        for &t in &self.outputs[o] {
-                            out.targets.push((
-                                t,
-                                format!("names directory {p}, which holds build-time output {o}"),
-                            ));
-                        }
+                        out.targets.push((o, why));
                     }
                     // What else it holds that a program could load or run: a
                     // plugin a POST_BUILD step copied there is no artifact.

@@ -2529,32 +2529,14 @@ fn autouic_scenario_with(name: &str, automoc: &str) -> Scenario {
 /// form is joined to that unit, and the subset is exact.
 #[test]
 fn oracle_class18_autouic_form_change_selects_the_unit_that_includes_its_header() {
-    let o = autouic_scenario("c18-autouic-form")
-        .edit("forms/form.ui", &designer_form(&["label", "label2"]))
-        .run();
-    o.assert_oracle();
-    o.expect_exact_subset(&["t_gui"]);
-    o.expect_stderr(&["ui_form.h -> unit gui.cpp"]);
+    expect_form_change_selects_t_gui(autouic_scenario("c18-autouic-form"));
 }
 
-/// `AUTOUIC` without `AUTOMOC`: no `mocs_compilation.cpp`, but autogen
-/// still writes the uic header `gui.cpp` includes. The form is joined to
-/// that unit as with AUTOMOC (it used to be an unknown path: the full suite).
-#[test]
-fn oracle_class18_autouic_without_automoc_form_change_selects_its_includer() {
-    let o = autouic_scenario_with("c18-autouic-only", "")
+/// A widget more in the form: the oracle holds, the subset is exactly
+/// `t_gui`, and its chain runs from the form through the uic header.
+fn expect_form_change_selects_t_gui(s: Scenario) {
+    let o = s
         .edit("forms/form.ui", &designer_form(&["label", "label2"]))
-        .after_head_build(|ctx| {
-            let units = std::fs::read_dir(ctx.build.join("gui_autogen"))
-                .unwrap()
-                .flatten()
-                .any(|e| {
-                    e.file_name()
-                        .to_string_lossy()
-                        .starts_with("mocs_compilation")
-                });
-            assert!(!units, "scenario precondition: no AUTOMOC unit");
-        })
         .run();
     o.assert_oracle();
     o.expect_exact_subset(&["t_gui"]);
@@ -2564,16 +2546,41 @@ fn oracle_class18_autouic_without_automoc_form_change_selects_its_includer() {
     ]);
 }
 
-/// The same form touched after the build: uic has not run since.
-#[test]
-fn oracle_class18_autouic_without_automoc_form_newer_than_its_header_is_stale() {
-    let o = autouic_scenario_with("c18-autouic-only-stale", "")
+/// The form touched after the build (uic has not run since): stale.
+fn expect_touched_form_is_stale(s: Scenario) {
+    let o = s
         .edit("t_other.cpp", &main_checking("", "1 + 1 == 3"))
         .touched_after_head_build("forms/form.ui")
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
     o.expect_stderr(&["form.ui is newer than"]);
+}
+
+/// `AUTOUIC` without `AUTOMOC`: no `mocs_compilation.cpp`, but autogen
+/// still writes the uic header `gui.cpp` includes. The form is joined to
+/// that unit as with AUTOMOC (it used to be an unknown path: the full suite).
+#[test]
+fn oracle_class18_autouic_without_automoc_form_change_selects_its_includer() {
+    expect_form_change_selects_t_gui(
+        autouic_scenario_with("c18-autouic-only", "").after_head_build(|ctx| {
+            let units = std::fs::read_dir(ctx.build.join("gui_autogen"))
+                .unwrap()
+                .flatten()
+                .any(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("mocs_compilation")
+                });
+            assert!(!units, "scenario precondition: no AUTOMOC unit");
+        }),
+    );
+}
+
+/// The same form touched after the build: uic has not run since.
+#[test]
+fn oracle_class18_autouic_without_automoc_form_newer_than_its_header_is_stale() {
+    expect_touched_form_is_stale(autouic_scenario_with("c18-autouic-only-stale", ""));
 }
 
 /// [`autouic_scenario`] plus `t_app` (no AUTOMOC of its own, not linking
@@ -2638,13 +2645,7 @@ fn oracle_class18_unexplained_autogen_header_makes_its_includer_opaque() {
 /// A form newer than the header uic made from it: uic has not run since.
 #[test]
 fn oracle_class18_autouic_form_newer_than_its_header_is_stale() {
-    let o = autouic_scenario("c18-autouic-stale")
-        .edit("t_other.cpp", &main_checking("", "1 + 1 == 3"))
-        .touched_after_head_build("forms/form.ui")
-        .run();
-    o.assert_oracle();
-    o.expect_fallback_naming(3, "DEP_EVIDENCE_STALE");
-    o.expect_stderr(&["form.ui is newer than"]);
+    expect_touched_form_is_stale(autouic_scenario("c18-autouic-stale"));
 }
 
 /// `AUTORCC`: `core` embeds `data/v.txt` through `res.qrc` (under an alias)

@@ -561,22 +561,27 @@ pub(super) fn read_one(
 /// source below its directory. `None` for anything else (a precompiled
 /// header's `.pch`/`.gch`).
 pub(crate) fn object_stem(object: &str) -> Option<&str> {
+    stem_below_object_dir(split_object_dir(object)?.1)
+}
+
+/// `path` split around its first `CMakeFiles/<name>.dir/` component (at its
+/// start or after a `/`): what comes before it (without the `/`) and what
+/// follows it. `None` when it has none.
+fn split_object_dir(path: &str) -> Option<(&str, &str)> {
     let mut from = 0;
-    let mut rest = None;
-    while let Some(pos) = object[from..].find("CMakeFiles/") {
+    while let Some(pos) = path[from..].find("CMakeFiles/") {
         let at = from + pos;
         let seg_start = at + "CMakeFiles/".len();
-        if at == 0 || object.as_bytes()[at - 1] == b'/' {
-            if let Some(len) = object[seg_start..].find('/') {
-                if object[seg_start..seg_start + len].ends_with(".dir") {
-                    rest = Some(&object[seg_start + len + 1..]);
-                    break;
+        if at == 0 || path.as_bytes()[at - 1] == b'/' {
+            if let Some(len) = path[seg_start..].find('/') {
+                if path[seg_start..seg_start + len].ends_with(".dir") {
+                    return Some((&path[..at.saturating_sub(1)], &path[seg_start + len + 1..]));
                 }
             }
         }
         from = seg_start;
     }
-    stem_below_object_dir(rest?)
+    None
 }
 
 /// An object's path below its object directory (`sub/a.cpp.o`) without the
@@ -602,18 +607,7 @@ const LARGE_BUFFER: usize = 4 << 20;
 /// matches). Only a first guess, made before the codemodel is known; the
 /// owner target's `dir_build` decides (see [`Pending::finish`]).
 pub(super) fn guessed_dir(depfile: &str) -> &str {
-    let mut from = 0;
-    while let Some(pos) = depfile[from..].find("/CMakeFiles/") {
-        let at = from + pos;
-        let seg_start = at + "/CMakeFiles/".len();
-        if let Some(len) = depfile[seg_start..].find('/') {
-            if depfile[seg_start..seg_start + len].ends_with(".dir") {
-                return &depfile[..at];
-            }
-        }
-        from = seg_start;
-    }
-    ""
+    split_object_dir(depfile).map_or("", |(dir, _)| dir)
 }
 
 /// The dependency-file list, read and checked.
