@@ -349,17 +349,9 @@ impl<'g, 'm> Lookup<'g, 'm> {
     /// `dir` (two prefix queries on the sorted tables), with their owners:
     /// (owner, path, whether it is an artifact rather than an output).
     fn under<'a>(&'a self, dir: &'a str) -> impl Iterator<Item = (usize, &'a str, bool)> + 'a {
-        let first = self
-            .sorted_loadable
-            .partition_point(|(a, _)| a.as_str() < dir);
-        let artifacts = self.sorted_loadable[first..]
-            .iter()
-            .take_while(move |(a, _)| paths::is_within(a, dir))
+        let artifacts = at_or_below(&self.sorted_loadable, |(a, _)| a.as_str(), dir)
             .map(|(a, o)| (*o, a.as_str(), true));
-        let first = self.sorted_outputs.partition_point(|o| *o < dir);
-        let outputs = self.sorted_outputs[first..]
-            .iter()
-            .take_while(move |o| paths::is_within(o, dir))
+        let outputs = at_or_below(&self.sorted_outputs, |o| o, dir)
             .flat_map(move |o| self.outputs[o].iter().map(move |&t| (t, *o, false)));
         artifacts.chain(outputs)
     }
@@ -565,6 +557,37 @@ impl<'g, 'm> Lookup<'g, 'm> {
             }
         }
     }
+}
+
+/// The elements of `sorted` (sorted by `key`, folded paths) that are `dir`
+/// or lie below it. Those below share the prefix `dir/` and so are one run;
+/// a sibling such as `dir-old/x` or `dir.d/x` sorts between `dir` and
+/// `dir/`, so a scan from `dir` that stops at the first path outside would
+/// miss them all.
+fn at_or_below<'a, T>(
+    sorted: &'a [T],
+    key: impl Fn(&T) -> &str,
+    dir: &str,
+) -> impl Iterator<Item = &'a T> + 'a {
+    let dir = dir
+        .strip_suffix('/')
+        .filter(|d| !d.is_empty())
+        .unwrap_or(dir);
+    let prefix = if dir == "/" {
+        "/".to_owned()
+    } else {
+        format!("{dir}/")
+    };
+    let lo = sorted.partition_point(|x| key(x) < prefix.as_str());
+    let hi = lo + sorted[lo..].partition_point(|x| key(x).starts_with(prefix.as_str()));
+    let exact_lo = sorted.partition_point(|x| key(x) < dir);
+    let exact_hi = exact_lo + sorted[exact_lo..].partition_point(|x| key(x) == dir);
+    let exact = if dir == "/" {
+        &sorted[..0]
+    } else {
+        &sorted[exact_lo..exact_hi]
+    };
+    exact.iter().chain(&sorted[lo..hi])
 }
 
 fn is_loadable(kind: TargetKind) -> bool {
@@ -1449,5 +1472,28 @@ mod tests {
         assert_eq!(sel(&[2]), vec![0, 1]);
         assert_eq!(sel(&[3]), vec![4]);
         assert_eq!(sel(&[5]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn at_or_below_keeps_the_whole_run_past_longer_named_siblings() {
+        let mut sorted = vec![
+            "/b/p",
+            "/b/p-old/x.so",
+            "/b/p.d/y.so",
+            "/b/p/a.so",
+            "/b/p/z/b.so",
+            "/b/pq/c.so",
+            "/b/q/d.so",
+            "/c/e.so",
+        ];
+        sorted.sort_unstable();
+        let below =
+            |dir: &str| -> Vec<&str> { at_or_below(&sorted, |s| s, dir).copied().collect() };
+        assert_eq!(below("/b/p"), vec!["/b/p", "/b/p/a.so", "/b/p/z/b.so"]);
+        assert_eq!(below("/b/p/"), vec!["/b/p", "/b/p/a.so", "/b/p/z/b.so"]);
+        assert_eq!(below("/b/p/z"), vec!["/b/p/z/b.so"]);
+        assert_eq!(below("/b/q"), vec!["/b/q/d.so"]);
+        assert_eq!(below("/b/r"), Vec::<&str>::new());
+        assert_eq!(below("/").len(), sorted.len());
     }
 }

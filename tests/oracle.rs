@@ -1023,6 +1023,17 @@ fn channel(test: char, deps: bool) -> Channel {
             "${CMAKE_BINARY_DIR}/linked-dirs",
             deps,
         ),
+        // As G, with a sibling directory whose name starts with the named
+        // one's (`plugins-old/`, which sorts between `plugins` and
+        // `plugins/`) holding another MODULE library.
+        'P' => dir_channel(
+            'P',
+            "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/plugins/myplugins)\n\
+             add_library(old_plug MODULE plug.cpp)\n\
+             set_target_properties(old_plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/plugins-old)\n",
+            "${CMAKE_BINARY_DIR}/plugins",
+            deps,
+        ),
         other => panic!("no channel {other}"),
     }
 }
@@ -1115,6 +1126,14 @@ fn oracle_class02_plugin_copied_post_build_after_the_listing() {
         .run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "TEST_READS_UNKNOWN_BUILD_FILE");
+}
+
+/// A sibling of the named directory whose name extends it (`plugins-old`)
+/// does not hide what the named one holds. (Before the fix: `exit 0 omits
+/// tests whose result changed: ["P"]`.)
+#[test]
+fn oracle_class02_plugin_in_a_named_directory_beside_a_longer_named_sibling() {
+    expect_channel_subset("c02-plugin-sibling", 'P');
 }
 
 /// The directory the test names is a symlink to the one holding the
@@ -3483,6 +3502,7 @@ on_ninja!(
     oracle_class02_plugin_in_a_directory_named_through_a_symlink,
     oracle_class02_plugin_in_a_symlinked_subdirectory_of_a_named_directory,
     oracle_class02_plugin_linked_post_build_into_a_named_directory,
+    oracle_class02_plugin_in_a_named_directory_beside_a_longer_named_sibling,
     oracle_class02_plugin_via_static_library_definition,
     oracle_class02_plugin_via_compile_options,
     oracle_class02_all_channels_with_add_dependencies,
