@@ -784,6 +784,10 @@ pub struct Chain {
     pub tu: String,
     /// Owning target, then each dependent target up to the test's target.
     pub targets: Vec<String>,
+    /// Why the test reaches the last of `targets` when its channels, not its
+    /// program's link closure, do (`names artifact file libp.so`, a plugin
+    /// below its program's directory); empty otherwise.
+    pub reached: String,
 }
 
 /// Result of the reverse walk.
@@ -927,6 +931,7 @@ pub fn impact(
                         .iter()
                         .map(|&i| model.targets[i].name.clone())
                         .collect(),
+                    reached: String::new(),
                 });
             }
         }

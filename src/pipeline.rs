@@ -393,7 +393,7 @@ fn analyse_evidence(
             a.evidence = reader.digests();
             return a;
         };
-        let impact = graph::impact(&graph, &deps, &a.changed, catalogue, &mappings);
+        let mut impact = graph::impact(&graph, &deps, &a.changed, catalogue, &mappings);
         decision.extend(impact.gaps.iter().cloned());
 
         // Policy: always-run tests and label rules for matching paths.
@@ -522,6 +522,27 @@ fn analyse_evidence(
                 .copied()
                 .filter(|t| impact.direct.binary_search(t).is_err()),
         );
+
+        // Each chain says why its test reaches its last target when a channel does.
+        let index: fasthash::FastMap<&str, usize> = if reaches.iter().any(|r| !r.via.is_empty()) {
+            (catalogue.tests.iter().enumerate())
+                .map(|(i, t)| (t.name.as_str(), i))
+                .collect()
+        } else {
+            Default::default()
+        };
+        for c in &mut impact.chains {
+            let Some(&ti) = index.get(c.test.as_str()) else {
+                continue;
+            };
+            if let Some((_, why)) = reaches[ti]
+                .via
+                .iter()
+                .find(|(t, _)| c.targets.last() == Some(&model.targets[*t].name))
+            {
+                c.reached = why.clone();
+            }
+        }
 
         // 10. Only now commit.
         let selected: Vec<String> = impact

@@ -276,6 +276,10 @@ pub fn chain_text(c: &Chain) -> String {
     }
     s.push_str(" -> test ");
     s.push_str(&c.test);
+    if !c.reached.is_empty() {
+        s.push_str(", which ");
+        s.push_str(&c.reached);
+    }
     s
 }
 

@@ -1075,9 +1075,13 @@ fn expect_channel_subset(name: &str, c: char) {
     o.expect_subset(&["A", &c.to_string()]);
 }
 
+/// The chain says why the test reaches the plugin: what its channel names.
 #[test]
 fn oracle_class02_plugin_via_environment_modification() {
-    expect_channel_subset("c02-env", 'B');
+    let o = plugin_scenario("c02-env", &[channel('B', false)]).run();
+    o.assert_oracle();
+    o.expect_subset(&["A", "B"]);
+    o.expect_stderr(&["-> target plug -> test B, which names "]);
 }
 
 #[test]
