@@ -30,6 +30,9 @@
 //!   possible copy of a source file. A build-tree file written after
 //!   configure, before the catalogue was listed, by no step the evidence
 //!   shows: unknown (`TEST_READS_UNKNOWN_BUILD_FILE`).
+//! * **Plugins beside a program.** A MODULE library below a test's working
+//!   directory, or below the directory of a program it runs, is reached
+//!   without a name (a loader looks beside itself or in `./plugins`).
 //!
 //! Matching only ever adds dependencies; an unrelated token that happens to
 //! equal a file name costs precision, never safety.
@@ -356,6 +359,42 @@ impl<'g, 'm> Lookup<'g, 'm> {
         artifacts.chain(outputs)
     }
 
+    /// The MODULE libraries below `dir` ([`modules_below`]).
+    fn modules_under<'a>(&'a self, dir: &'a str) -> Vec<(usize, &'a str)> {
+        modules_below(self.model, &self.sorted_loadable, dir)
+    }
+
+    /// Adds to `out` every MODULE library below a directory a test's programs
+    /// may look in without naming it: each of its working directories `wds`,
+    /// and the directory of every program among `direct` (Qt's library paths
+    /// start with the application's own directory; a loader may look beside
+    /// `/proc/self/exe`). `looked` holds the directories already done.
+    fn modules_beside(
+        &self,
+        direct: &[usize],
+        wds: &[Option<String>],
+        looked: &mut FastSet<String>,
+        out: &mut Named,
+    ) {
+        let mut add = |dir: &str, whose: &str, out: &mut Named| {
+            if looked.insert(dir.to_owned()) {
+                for (o, a) in self.modules_under(dir) {
+                    out.targets
+                        .push((o, format!("may load MODULE library {a}, below {whose}")));
+                }
+            }
+        };
+        for wd in wds.iter().flatten() {
+            let wd = paths::fold(wd);
+            add(&wd, &format!("its working directory {wd}"), out);
+        }
+        for &t in direct {
+            for (a, dir) in program_dirs(&self.model.targets[t]) {
+                add(dir, &format!("the directory of its program {a}"), out);
+            }
+        }
+    }
+
     /// File-name tokens of `text` that are artifact names.
     fn scan_names(&self, text: &str, out: &mut Named) {
         let b = text.as_bytes();
@@ -590,6 +629,44 @@ fn at_or_below<'a, T>(
     exact.iter().chain(&sorted[lo..hi])
 }
 
+/// The MODULE libraries whose artifact lies in `dir` or below it, each with
+/// one spelling of its artifact (sorted by spelling, each target once), from
+/// `sorted` (every spelling of every loadable artifact with its owner,
+/// sorted). A directory outside the build tree does not reach into a build
+/// tree nested below it (`WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}` with the
+/// build in `<source>/build`): a loader there looks in a subdirectory it
+/// knows, and the build directory's name is no such thing.
+fn modules_below<'a>(
+    model: &Codemodel,
+    sorted: &'a [(String, usize)],
+    dir: &str,
+) -> Vec<(usize, &'a str)> {
+    let mut seen: FastSet<usize> = FastSet::default();
+    let build = model.build_root.as_str();
+    let outside = !paths::is_within(dir, build);
+    at_or_below(sorted, |(a, _)| a.as_str(), dir)
+        .filter(|(a, o)| {
+            model.targets[*o].kind == TargetKind::ModuleLibrary
+                && !(outside && paths::is_within(a, build))
+                && seen.insert(*o)
+        })
+        .map(|(a, o)| (*o, a.as_str()))
+        .collect()
+}
+
+/// Each artifact of `target` when it is a program, with its directory.
+fn program_dirs(target: &crate::ingest::file_api::Target) -> impl Iterator<Item = (&str, &str)> {
+    let program = target.kind == TargetKind::Executable;
+    target
+        .artifacts
+        .iter()
+        .filter(move |_| program)
+        .filter_map(|a| {
+            a.rsplit_once('/')
+                .map(|(d, _)| (a.as_str(), if d.is_empty() { "/" } else { d }))
+        })
+}
+
 fn is_loadable(kind: TargetKind) -> bool {
     matches!(
         kind,
@@ -711,8 +788,12 @@ pub fn extend_mappings(
         let mut own = Named::default();
         scan_test(lookup, test, &mut own);
         let mut named = own.clone();
+        let wds = working_dirs(test, model);
+        let mut looked: FastSet<String> = FastSet::default();
+        lookup.modules_beside(direct, &wds, &mut looked, &mut named);
         let mut via: Vec<(usize, String)> = Vec::new();
-        // Fixed point: a target that joins brings its closure's texts.
+        // Fixed point: a target that joins brings its closure's texts, and
+        // a program that joins the plugins beside it.
         let mut done: FastSet<usize> = FastSet::default();
         let quiet = named.targets.iter().all(|(t, _)| direct.contains(t))
             && direct.iter().all(|&d| reaches_source[d].is_none());
@@ -728,6 +809,7 @@ pub fn extend_mappings(
                     named.absorb(&n);
                 }
             }
+            lookup.modules_beside(direct, &[], &mut looked, &mut named);
             for (t, why) in &named.targets {
                 if !direct.contains(t) {
                     direct.push(*t);

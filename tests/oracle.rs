@@ -862,23 +862,43 @@ struct Channel {
 /// `add_dependencies(<exe> plug)`: that codemodel edge lets the reverse walk
 /// reach the test through the graph, so the per-channel scenarios leave it out
 /// (the plugin is built by `all` anyway and only needed when the test runs).
-/// A program that loads every library in the `myplugins/` subdirectory of the
-/// first directory `$PLUGIN_DIRS` lists (a `:`-separated list).
-const LOADER_DIR_MAIN: &str = "#include \"load.h\"\n#include <dirent.h>\n#include <cstdlib>\n#include <string>\n\
-     int main() {\n  std::string dirs = std::getenv(\"PLUGIN_DIRS\");\n  \
-     std::string dir = dirs.substr(0, dirs.find(':')) + \"/myplugins\";\n  \
-     int worst = 0, n = 0;\n  if (DIR* d = opendir(dir.c_str())) {\n    \
-     while (dirent* e = readdir(d)) {\n      std::string f = e->d_name;\n      \
-     if (f.size() > 3 && f.compare(f.size() - 3, 3, \".so\") == 0) {\n        \
-     int r = check_plugin((dir + \"/\" + f).c_str());\n        n++;\n        if (r) worst = r;\n      }\n    }\n    \
-     closedir(d);\n  }\n  return n ? worst : 5;\n}\n";
+/// A program that loads every library in the `myplugins/` subdirectory of
+/// the directory `base` (a C++ expression of type `std::string`) says.
+fn loader_dir_main(base: &str) -> String {
+    format!(
+        "#include \"load.h\"\n#include <dirent.h>\n#include <unistd.h>\n#include <cstdlib>\n#include <string>\n\
+         int main() {{\n  std::string dir = {base} + \"/myplugins\";\n  \
+         int worst = 0, n = 0;\n  if (DIR* d = opendir(dir.c_str())) {{\n    \
+         while (dirent* e = readdir(d)) {{\n      std::string f = e->d_name;\n      \
+         if (f.size() > 3 && f.compare(f.size() - 3, 3, \".so\") == 0) {{\n        \
+         int r = check_plugin((dir + \"/\" + f).c_str());\n        n++;\n        if (r) worst = r;\n      }}\n    }}\n    \
+         closedir(d);\n  }}\n  return n ? worst : 5;\n}}\n"
+    )
+}
+
+/// The first directory `$PLUGIN_DIRS` lists (a `:`-separated list).
+const FIRST_OF_PLUGIN_DIRS: &str =
+    "[] { std::string dirs = std::getenv(\"PLUGIN_DIRS\"); return dirs.substr(0, dirs.find(':')); }()";
+
+/// The directory of the running program, as a loader that looks beside
+/// itself finds it (`/proc/self/exe`).
+const OWN_DIRECTORY: &str =
+    "[] { char b[4096]; ssize_t n = readlink(\"/proc/self/exe\", b, sizeof b - 1); \
+     std::string p(b, n > 0 ? n : 0); return p.substr(0, p.rfind('/')); }()";
 
 fn loader_exe(exe: &str, test: &str, deps: bool, test_args: &str) -> String {
+    // Unless the channel says otherwise, the test runs in `run/`, which holds
+    // no plugin (a MODULE library below a test's working directory is reached).
+    let wd = if test_args.contains("WORKING_DIRECTORY") {
+        ""
+    } else {
+        " WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/run"
+    };
     let mut s = format!(
         "add_executable({exe} {exe}.cpp)\n\
          target_include_directories({exe} PRIVATE ${{CMAKE_SOURCE_DIR}})\n\
          target_link_libraries({exe} PRIVATE ${{CMAKE_DL_LIBS}})\n\
-         add_test(NAME {test} COMMAND {exe}{test_args})\n"
+         add_test(NAME {test} COMMAND {exe}{test_args}{wd})\n"
     );
     if deps {
         s.push_str(&format!("add_dependencies({exe} plug)\n"));
@@ -886,20 +906,24 @@ fn loader_exe(exe: &str, test: &str, deps: bool, test_args: &str) -> String {
     s
 }
 
+/// `text`, kept for the rest of the run (a scenario's file contents).
+fn leak(text: String) -> &'static str {
+    Box::leak(text.into_boxed_str())
+}
+
 /// A channel whose test's ENVIRONMENT names plugin directories
 /// (`PLUGIN_DIRS=dirs`, a `:`-separated list, as QT_PLUGIN_PATH) and whose
 /// program loads every library in `myplugins/` below the first; `setup` is
 /// the CMake that puts the plugin (or a copy, or a link) there.
 fn dir_channel(test: char, setup: &str, dirs: &str, deps: bool) -> Channel {
-    let exe: &'static str =
-        Box::leak(format!("loader_dir_{}", test.to_ascii_lowercase()).into_boxed_str());
-    let source: &'static str = Box::leak(format!("{exe}.cpp").into_boxed_str());
+    let exe = leak(format!("loader_dir_{}", test.to_ascii_lowercase()));
+    let source = leak(format!("{exe}.cpp"));
     Channel {
         cmake: format!(
             "{setup}{}set_tests_properties({test} PROPERTIES ENVIRONMENT \"PLUGIN_DIRS={dirs}\")\n",
             loader_exe(exe, &test.to_string(), deps, "")
         ),
-        files: vec![(source, LOADER_DIR_MAIN)],
+        files: vec![(source, leak(loader_dir_main(FIRST_OF_PLUGIN_DIRS)))],
     }
 }
 
@@ -1034,19 +1058,69 @@ fn channel(test: char, deps: bool) -> Channel {
             "${CMAKE_BINARY_DIR}/plugins",
             deps,
         ),
+        // The plugin is built below the program's own directory, which the
+        // program finds from `/proc/self/exe` (as Qt's library paths start
+        // with the application's directory): nothing names it.
+        'L' => Channel {
+            cmake: format!(
+                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/bin/myplugins)\n{}",
+                loader_exe("loader_beside", "L", deps, "")
+            ),
+            files: vec![("loader_beside.cpp", leak(loader_dir_main(OWN_DIRECTORY)))],
+        },
+        // The plugin is built below the test's working directory, and the
+        // program loads what `./myplugins/` holds: nothing names it.
+        'M' => Channel {
+            cmake: format!(
+                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/wd/myplugins)\n{}",
+                loader_exe(
+                    "loader_wd",
+                    "M",
+                    deps,
+                    " WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/wd"
+                )
+            ),
+            files: vec![("loader_wd.cpp", leak(loader_dir_main("std::string(\".\")")))],
+        },
+        // A program in `other/`, which holds no plugin, that loads nothing.
+        'N' => Channel {
+            cmake: format!(
+                "{}set_target_properties(plain PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/other)\n",
+                loader_exe("plain", "N", deps, "")
+            ),
+            files: vec![("plain.cpp", "int main() { return 0; }\n")],
+        },
+        // A program that loads nothing, run in the directory above the
+        // source and build trees (which holds the build tree, and so plug).
+        'O' => Channel {
+            cmake: format!(
+                "{}set_target_properties(plain_above PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/other)\n",
+                loader_exe(
+                    "plain_above",
+                    "O",
+                    deps,
+                    " WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/.."
+                )
+            ),
+            files: vec![("plain_above.cpp", "int main() { return 0; }\n")],
+        },
         other => panic!("no channel {other}"),
     }
 }
 
 /// MODULE `plug` (`value()` is 42, 7 at HEAD) and test A (`loader
 /// $<TARGET_FILE:plug>`, so the plugin *is* named by one test), plus `channels`.
+/// Programs are built in `bin/` and tests run in `run/`, so that a plugin is
+/// below neither unless a channel puts it there (SAFETY-CONTRACT §4.6).
 fn plugin_scenario(name: &str, channels: &[Channel]) -> Scenario {
     let mut cmake = format!(
-        "{PROLOGUE}add_library(plug MODULE plug.cpp)\n\
+        "{PROLOGUE}set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/bin)\n\
+         file(MAKE_DIRECTORY ${{CMAKE_BINARY_DIR}}/run)\n\
+         add_library(plug MODULE plug.cpp)\n\
          add_executable(loader loader.cpp)\n\
          target_link_libraries(loader PRIVATE ${{CMAKE_DL_LIBS}})\n\
          add_dependencies(loader plug)\n\
-         add_test(NAME A COMMAND loader $<TARGET_FILE:plug>)\n"
+         add_test(NAME A COMMAND loader $<TARGET_FILE:plug> WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}}/run)\n"
     );
     for c in channels {
         cmake.push_str(&c.cmake);
@@ -1167,6 +1241,47 @@ fn oracle_class02_plugin_copied_post_build_with_opaque_select() {
     o.assert_oracle();
     o.expect_subset(&["A", "B", "H"]);
     o.expect_stderr(&["forced H: OPAQUE_BOUNDARY: TEST_READS_UNKNOWN_BUILD_FILE"]);
+}
+
+/// The plugin is below the program's own directory and nothing names it:
+/// a loader that looks beside itself finds it. (Before the rule:
+/// `exit 0 omits tests whose result changed: ["L"]`.)
+#[test]
+fn oracle_class02_plugin_below_the_program_directory() {
+    expect_channel_subset("c02-plugin-beside", 'L');
+}
+
+/// The plugin is below the test's working directory and nothing names it.
+/// (Before the rule: `exit 0 omits tests whose result changed: ["M"]`.)
+#[test]
+fn oracle_class02_plugin_below_the_working_directory() {
+    expect_channel_subset("c02-plugin-in-wd", 'M');
+}
+
+/// The rule is the directory's, not the suite's: a test whose program and
+/// working directory hold no plugin is still left out.
+#[test]
+fn oracle_class02_plugin_below_one_program_directory_only() {
+    let o = plugin_scenario(
+        "c02-plugin-beside-other",
+        &[channel('L', false), channel('N', false)],
+    )
+    .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["A", "L"]);
+    o.expect_stderr(&[
+        "may load MODULE library ",
+        "/bin/myplugins/libplug.so, below the directory of its program ",
+    ]);
+}
+
+/// A working directory outside the build tree does not reach into the build
+/// tree below it: a test run above both trees is still left out.
+#[test]
+fn oracle_class02_working_directory_above_the_build_tree_reaches_no_plugin_in_it() {
+    let o = plugin_scenario("c02-wd-above-build", &[channel('O', false)]).run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["A"]);
 }
 
 /// A POST_BUILD symlink to the artifact in the named directory is the
@@ -2490,6 +2605,78 @@ fn oracle_class18_plugin_metadata_file_is_listed_by_the_moc_depfile() {
     o.expect_stderr(&["moc_core.cpp.d -> unit"]);
 }
 
+/// A Qt plugin (`Q_PLUGIN_METADATA`, a MODULE library) built into
+/// `bin/d2tplugins/`, and a test program in `bin/` that loads every plugin of
+/// that type through `QCoreApplication::libraryPaths()`, whose first entry is
+/// the application's own directory (as KDE's `KPluginMetaData::findPlugins`
+/// does): nothing names the plugin or the directory. `t_other`, in `other/`,
+/// loads nothing. Both tests run in `run/`, which holds no plugin.
+fn qt_plugin_scenario(name: &str) -> Scenario {
+    require_qt();
+    let cmake = format!(
+        "{PROLOGUE}set(CMAKE_AUTOMOC ON)\n\
+         find_package(Qt5 REQUIRED COMPONENTS Core)\n\
+         set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/bin)\n\
+         file(MAKE_DIRECTORY ${{CMAKE_BINARY_DIR}}/run)\n\
+         add_library(greet MODULE greet.cpp greeter.h)\n\
+         target_link_libraries(greet PRIVATE Qt5::Core)\n\
+         set_target_properties(greet PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/bin/d2tplugins)\n\
+         add_executable(t_app t_app.cpp greeter.h)\n\
+         target_link_libraries(t_app PRIVATE Qt5::Core)\n\
+         add_test(NAME t_app COMMAND t_app WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}}/run)\n\
+         add_executable(t_other t_other.cpp)\n\
+         set_target_properties(t_other PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/other)\n\
+         add_test(NAME t_other COMMAND t_other WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}}/run)\n"
+    );
+    let greet = |v: u32| {
+        format!(
+            "#include \"greeter.h\"\n\
+             class Greet : public QObject, public Greeter {{\n  Q_OBJECT\n  \
+             Q_PLUGIN_METADATA(IID Greeter_iid)\n  Q_INTERFACES(Greeter)\n\
+             public:\n  int value() const override {{ return {v}; }}\n}};\n\
+             #include \"greet.moc\"\n"
+        )
+    };
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "greeter.h",
+            "#pragma once\n#include <QObject>\n#include <QtPlugin>\n\
+             class Greeter {\npublic:\n  virtual ~Greeter() = default;\n  virtual int value() const = 0;\n};\n\
+             #define Greeter_iid \"d2t.Greeter\"\nQ_DECLARE_INTERFACE(Greeter, Greeter_iid)\n",
+        )
+        .file("greet.cpp", &greet(42))
+        .file(
+            "t_app.cpp",
+            "#include <QCoreApplication>\n#include <QDir>\n#include <QPluginLoader>\n#include <cstdio>\n\
+             #include \"greeter.h\"\n\
+             int main(int argc, char** argv) {\n  QCoreApplication app(argc, argv);\n  int found = 0, worst = 0;\n  \
+             for (const QString& path : QCoreApplication::libraryPaths()) {\n    \
+             QDir dir(path + \"/d2tplugins\");\n    \
+             for (const QString& f : dir.entryList(QDir::Files)) {\n      \
+             QPluginLoader loader(dir.absoluteFilePath(f));\n      \
+             if (auto* g = qobject_cast<Greeter*>(loader.instance())) {\n        \
+             ++found;\n        if (g->value() != 42) worst = 1;\n      }\n    }\n  }\n  \
+             std::printf(\"%d plugins\\n\", found);\n  return found ? worst : 5;\n}\n",
+        )
+        .file("t_other.cpp", "int main() { return 0; }\n")
+        .edit("greet.cpp", &greet(7))
+}
+
+/// Qt finds the plugin in the application's directory, which no channel
+/// names: the test is reached through that directory, and only it. (Before
+/// the rule: `exit 0 omits tests whose result changed: ["t_app"]`.)
+#[test]
+fn oracle_class02_qt_plugin_found_through_the_application_directory() {
+    let o = qt_plugin_scenario("c02-qt-plugin-app-dir").run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_app"]);
+    o.expect_stderr(&[
+        "-> target greet -> test t_app, which may load MODULE library ",
+        "/bin/d2tplugins/libgreet.so, below the directory of its program ",
+    ]);
+}
+
 /// A file moc read that is newer than moc's dependency file: moc has not run
 /// since it changed.
 #[test]
@@ -3506,7 +3693,12 @@ on_ninja!(
     oracle_class02_plugin_in_a_directory_named_through_a_symlink,
     oracle_class02_plugin_in_a_symlinked_subdirectory_of_a_named_directory,
     oracle_class02_plugin_linked_post_build_into_a_named_directory,
+    oracle_class02_plugin_below_the_program_directory,
+    oracle_class02_plugin_below_the_working_directory,
+    oracle_class02_plugin_below_one_program_directory_only,
+    oracle_class02_qt_plugin_found_through_the_application_directory,
     oracle_class02_plugin_in_a_named_directory_beside_a_longer_named_sibling,
+    oracle_class02_working_directory_above_the_build_tree_reaches_no_plugin_in_it,
     oracle_class02_plugin_via_static_library_definition,
     oracle_class02_plugin_via_compile_options,
     oracle_class02_all_channels_with_add_dependencies,
