@@ -198,19 +198,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
         }
         let mut sorted_outputs: Vec<&'m str> = outputs.keys().copied().collect();
         sorted_outputs.sort_unstable();
-        let mut sorted_loadable: Vec<(String, usize)> = graph
-            .artifact_spellings()
-            .iter()
-            .flat_map(|(path, owners)| {
-                owners
-                    .iter()
-                    .copied()
-                    .filter(|&o| is_loadable(model.targets[o].kind))
-                    .map(move |o| (path.to_owned(), o))
-            })
-            .collect();
-        sorted_loadable.sort_unstable();
-        sorted_loadable.dedup();
+        let sorted_loadable = sorted_loadable(graph);
         let odd_names = odd_names(graph.artifact_names());
         Lookup {
             graph,
@@ -598,6 +586,49 @@ impl<'g, 'm> Lookup<'g, 'm> {
     }
 }
 
+/// Every spelling of every loadable artifact with its owner, sorted.
+fn sorted_loadable(graph: &Graph<'_>) -> Vec<(String, usize)> {
+    let model = graph.model();
+    let mut sorted: Vec<(String, usize)> = graph
+        .artifact_spellings()
+        .iter()
+        .flat_map(|(path, owners)| {
+            owners
+                .iter()
+                .copied()
+                .filter(|&o| is_loadable(model.targets[o].kind))
+                .map(move |o| (path.to_owned(), o))
+        })
+        .collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    sorted
+}
+
+/// What target `t`'s binaries may load or run: the loadable targets whose
+/// artifact file names its run-time bytes hold ([`scan_target_binaries`]),
+/// and, for a program, the MODULE libraries below its directory (a loader
+/// looks beside itself, SAFETY-CONTRACT §4.6), sorted.
+fn may_load(
+    model: &Codemodel,
+    sorted: &[(String, usize)],
+    t: usize,
+    scanner: &mut Scanner<'_>,
+    gaps: &mut Vec<Gap>,
+) -> Vec<usize> {
+    let mut found = scan_target_binaries(model, t, scanner, gaps);
+    for (_, dir) in program_dirs(&model.targets[t]) {
+        found.extend(
+            modules_below(model, sorted, dir)
+                .into_iter()
+                .map(|(o, _)| o),
+        );
+    }
+    found.sort_unstable();
+    found.dedup();
+    found
+}
+
 /// The elements of `sorted` (sorted by `key`, folded paths) that are `dir`
 /// or lie below it. Those below share the prefix `dir/` and so are one run;
 /// a sibling such as `dir-old/x` or `dir.d/x` sorts between `dir` and
@@ -914,7 +945,8 @@ pub struct Loaded {
 /// `affected[t]`: target `t` is reached by the change. `selected[i]`: test
 /// `i` is already selected (it is not looked at again). Every program and
 /// library an unselected test may run or load is scanned for the file names
-/// of every artifact; what it names it may load, transitively. A test is
+/// of every artifact; what it names it may load, transitively, and a program
+/// may load the MODULE libraries below its directory ([`may_load`]). A test is
 /// selected when that set meets an affected loadable target.
 pub fn loaded_by_bytes(
     graph: &Graph<'_>,
@@ -932,6 +964,7 @@ pub fn loaded_by_bytes(
         return (Vec::new(), gaps);
     }
     let mut scanner = Scanner::new(graph.artifact_names());
+    let sorted = sorted_loadable(graph);
     // mentions[t]: the loadable targets a binary of target t names (scanned once).
     let mut mentions: FastMap<usize, Vec<usize>> = FastMap::default();
     // One walk over dependency and mention edges from every unselected test's
@@ -956,7 +989,7 @@ pub fn loaded_by_bytes(
         if is_loadable(model.targets[t].kind) {
             let named = mentions
                 .entry(t)
-                .or_insert_with(|| scan_target_binaries(model, t, &mut scanner, &mut gaps));
+                .or_insert_with(|| may_load(model, &sorted, t, &mut scanner, &mut gaps));
             next.extend(named.iter().copied());
         }
         for d in next {
@@ -1005,7 +1038,7 @@ pub fn loaded_by_bytes(
             }
             let named = mentions
                 .entry(t)
-                .or_insert_with(|| scan_target_binaries(model, t, &mut scanner, &mut gaps));
+                .or_insert_with(|| may_load(model, &sorted, t, &mut scanner, &mut gaps));
             for &n in named.iter() {
                 for c in graph.closure(&[n]) {
                     if seen.insert(c) {
@@ -1033,7 +1066,7 @@ pub fn loaded_by_bytes(
             out.push(Loaded {
                 test: ti,
                 detail: format!(
-                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes)",
+                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a MODULE library below the directory of the program before it)",
                     model.targets[h].kind.as_str(),
                     model.targets[h].name,
                     words.join(" -> ")

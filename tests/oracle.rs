@@ -1104,6 +1104,28 @@ fn channel(test: char, deps: bool) -> Channel {
             ),
             files: vec![("plain_above.cpp", "int main() { return 0; }\n")],
         },
+        // A program runs another by a path it computes (its bytes hold the
+        // other's file name); that one loads the plugins beside itself.
+        'Q' => Channel {
+            cmake: format!(
+                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/tools/myplugins)\n\
+                 add_executable(tool_beside tool_beside.cpp)\n\
+                 target_include_directories(tool_beside PRIVATE ${{CMAKE_SOURCE_DIR}})\n\
+                 target_link_libraries(tool_beside PRIVATE ${{CMAKE_DL_LIBS}})\n\
+                 set_target_properties(tool_beside PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/tools)\n{}",
+                loader_exe("runner", "Q", deps, "")
+            ),
+            files: vec![
+                ("tool_beside.cpp", leak(loader_dir_main(OWN_DIRECTORY))),
+                (
+                    "runner.cpp",
+                    "#include <unistd.h>\n#include <string>\nint main() {\n  char b[4096];\n  \
+                     ssize_t n = readlink(\"/proc/self/exe\", b, sizeof b - 1);\n  std::string p(b, n > 0 ? n : 0);\n  \
+                     std::string tool = p.substr(0, p.rfind('/')) + \"/../tools/tool_beside\";\n  \
+                     execl(tool.c_str(), tool.c_str(), (char*)nullptr);\n  return 9;\n}\n",
+                ),
+            ],
+        },
         other => panic!("no channel {other}"),
     }
 }
@@ -1273,6 +1295,17 @@ fn oracle_class02_plugin_below_one_program_directory_only() {
         "may load MODULE library ",
         "/bin/myplugins/libplug.so, below the directory of its program ",
     ]);
+}
+
+/// A program that only the bytes of the test's program name loads the
+/// plugin beside itself: what it may load includes that plugin. (Before:
+/// `exit 0 omits tests whose result changed: ["Q"]`.)
+#[test]
+fn oracle_class02_plugin_below_the_directory_of_a_program_named_in_bytes() {
+    let o = plugin_scenario("c02-plugin-beside-run", &[channel('Q', false)]).run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["A", "Q"]);
+    o.expect_stderr(&["\"runner\" -> \"tool_beside\" -> \"plug\""]);
 }
 
 /// A working directory outside the build tree does not reach into the build
@@ -3697,6 +3730,7 @@ on_ninja!(
     oracle_class02_plugin_below_the_working_directory,
     oracle_class02_plugin_below_one_program_directory_only,
     oracle_class02_qt_plugin_found_through_the_application_directory,
+    oracle_class02_plugin_below_the_directory_of_a_program_named_in_bytes,
     oracle_class02_plugin_in_a_named_directory_beside_a_longer_named_sibling,
     oracle_class02_working_directory_above_the_build_tree_reaches_no_plugin_in_it,
     oracle_class02_plugin_via_static_library_definition,
