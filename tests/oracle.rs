@@ -1171,13 +1171,26 @@ fn expect_channel_subset(name: &str, c: char) {
     o.expect_subset(&["A", &c.to_string()]);
 }
 
+/// [`plugin_scenario`] with the channels `chans` (none with
+/// `add_dependencies`): the oracle holds, the subset is exactly `want`, and
+/// stderr names each of `stderr`.
+fn expect_channels(name: &str, chans: &str, want: &[&str], stderr: &[&str]) {
+    let chans: Vec<Channel> = chans.chars().map(|c| channel(c, false)).collect();
+    let o = plugin_scenario(name, &chans).run();
+    o.assert_oracle();
+    o.expect_exact_subset(want);
+    o.expect_stderr(stderr);
+}
+
 /// The chain says why the test reaches the plugin: what its channel names.
 #[test]
 fn oracle_class02_plugin_via_environment_modification() {
-    let o = plugin_scenario("c02-env", &[channel('B', false)]).run();
-    o.assert_oracle();
-    o.expect_subset(&["A", "B"]);
-    o.expect_stderr(&["-> target plug -> test B, which names "]);
+    expect_channels(
+        "c02-env",
+        "B",
+        &["A", "B"],
+        &["-> target plug -> test B, which names "],
+    );
 }
 
 #[test]
@@ -1284,17 +1297,15 @@ fn oracle_class02_plugin_below_the_working_directory() {
 /// working directory hold no plugin is still left out.
 #[test]
 fn oracle_class02_plugin_below_one_program_directory_only() {
-    let o = plugin_scenario(
+    expect_channels(
         "c02-plugin-beside-other",
-        &[channel('L', false), channel('N', false)],
-    )
-    .run();
-    o.assert_oracle();
-    o.expect_exact_subset(&["A", "L"]);
-    o.expect_stderr(&[
-        "may load MODULE library ",
-        "/bin/myplugins/libplug.so, below the directory of its program ",
-    ]);
+        "LN",
+        &["A", "L"],
+        &[
+            "may load MODULE library ",
+            "/bin/myplugins/libplug.so, below the directory of its program ",
+        ],
+    );
 }
 
 /// A program that only the bytes of the test's program name loads the
@@ -1302,29 +1313,31 @@ fn oracle_class02_plugin_below_one_program_directory_only() {
 /// `exit 0 omits tests whose result changed: ["Q"]`.)
 #[test]
 fn oracle_class02_plugin_below_the_directory_of_a_program_named_in_bytes() {
-    let o = plugin_scenario("c02-plugin-beside-run", &[channel('Q', false)]).run();
-    o.assert_oracle();
-    o.expect_exact_subset(&["A", "Q"]);
-    o.expect_stderr(&["\"runner\" -> \"tool_beside\" -> \"plug\""]);
+    expect_channels(
+        "c02-plugin-beside-run",
+        "Q",
+        &["A", "Q"],
+        &["\"runner\" -> \"tool_beside\" -> \"plug\""],
+    );
 }
 
 /// A working directory outside the build tree does not reach into the build
 /// tree below it: a test run above both trees is still left out.
 #[test]
 fn oracle_class02_working_directory_above_the_build_tree_reaches_no_plugin_in_it() {
-    let o = plugin_scenario("c02-wd-above-build", &[channel('O', false)]).run();
-    o.assert_oracle();
-    o.expect_exact_subset(&["A"]);
+    expect_channels("c02-wd-above-build", "O", &["A"], &[]);
 }
 
 /// A POST_BUILD symlink to the artifact in the named directory is the
 /// artifact: the exact subset.
 #[test]
 fn oracle_class02_plugin_linked_post_build_into_a_named_directory() {
-    let o = plugin_scenario("c02-plugin-linked", &[channel('I', false)]).run();
-    o.assert_oracle();
-    o.expect_subset(&["A", "I"]);
-    o.expect_stderr(&["-> target plug -> test I"]);
+    expect_channels(
+        "c02-plugin-linked",
+        "I",
+        &["A", "I"],
+        &["-> target plug -> test I"],
+    );
 }
 
 #[test]
