@@ -393,6 +393,11 @@ impl<'m> Graph<'m> {
         &self.fwd[t]
     }
 
+    /// The targets that depend on `t` (build order or link), sorted.
+    pub fn dependents_of(&self, t: usize) -> &[usize] {
+        &self.rev[t]
+    }
+
     /// The codemodel this graph describes.
     pub fn model(&self) -> &'m Codemodel {
         self.model

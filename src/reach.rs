@@ -30,9 +30,10 @@
 //!   possible copy of a source file. A build-tree file written after
 //!   configure, before the catalogue was listed, by no step the evidence
 //!   shows: unknown (`TEST_READS_UNKNOWN_BUILD_FILE`).
-//! * **Plugins beside a program.** A MODULE library below a test's working
-//!   directory, or below the directory of a program it runs, is reached
-//!   without a name (a loader looks beside itself or in `./plugins`).
+//! * **Plugins beside a program.** A plugin (a MODULE library, or a SHARED
+//!   library no target links) below a test's working directory, or below the
+//!   directory of a program it runs, is reached without a name (a loader
+//!   looks beside itself or in `./plugins`).
 //!
 //! Matching only ever adds dependencies; an unrelated token that happens to
 //! equal a file name costs precision, never safety.
@@ -111,6 +112,8 @@ pub struct Lookup<'g, 'm> {
     sorted_loadable: Vec<(String, usize)>,
     /// Artifact file names with bytes outside [`is_name_byte`], searched as substrings.
     odd_names: Vec<(&'g String, &'g Vec<usize>)>,
+    /// Per target: whether it is only ever loaded ([`plugin_like`]).
+    plugins: Vec<bool>,
     /// Modification time of the catalogue (test outputs are newer).
     listed: Option<SystemTime>,
     stat_cache: std::cell::RefCell<FastMap<String, Kind>>,
@@ -199,6 +202,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
         let mut sorted_outputs: Vec<&'m str> = outputs.keys().copied().collect();
         sorted_outputs.sort_unstable();
         let sorted_loadable = sorted_loadable(graph);
+        let plugins = plugin_like(graph);
         let odd_names = odd_names(graph.artifact_names());
         Lookup {
             graph,
@@ -207,6 +211,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
             sorted_outputs,
             sorted_loadable,
             odd_names,
+            plugins,
             listed,
             stat_cache: Default::default(),
             dir_cache: Default::default(),
@@ -347,12 +352,12 @@ impl<'g, 'm> Lookup<'g, 'm> {
         artifacts.chain(outputs)
     }
 
-    /// The MODULE libraries below `dir` ([`modules_below`]).
+    /// The plugins below `dir` ([`modules_below`]).
     fn modules_under<'a>(&'a self, dir: &'a str) -> Vec<(usize, &'a str)> {
-        modules_below(self.model, &self.sorted_loadable, dir)
+        modules_below(self.model, &self.sorted_loadable, &self.plugins, dir)
     }
 
-    /// Adds to `out` every MODULE library below a directory a test's programs
+    /// Adds to `out` every plugin ([`plugin_like`]) below a directory a test's programs
     /// may look in without naming it: each of its working directories `wds`,
     /// and the directory of every program among `direct` (Qt's library paths
     /// start with the application's own directory; a loader may look beside
@@ -367,8 +372,12 @@ impl<'g, 'm> Lookup<'g, 'm> {
         let mut add = |dir: &str, whose: &str, out: &mut Named| {
             if looked.insert(dir.to_owned()) {
                 for (o, a) in self.modules_under(dir) {
+                    let kind = match self.model.targets[o].kind {
+                        TargetKind::ModuleLibrary => "MODULE library",
+                        _ => "SHARED library that no target links",
+                    };
                     out.targets
-                        .push((o, format!("may load MODULE library {a}, below {whose}")));
+                        .push((o, format!("may load {kind} {a}, below {whose}")));
                 }
             }
         };
@@ -605,13 +614,28 @@ fn sorted_loadable(graph: &Graph<'_>) -> Vec<(String, usize)> {
     sorted
 }
 
+/// Per target: whether it is only ever loaded, never linked: a MODULE
+/// library, or a SHARED library that no target of the build depends on (a
+/// plugin built as a shared library; a library that something links, or
+/// waits for, is not taken for one).
+fn plugin_like(graph: &Graph<'_>) -> Vec<bool> {
+    let model = graph.model();
+    (0..model.targets.len())
+        .map(|t| match model.targets[t].kind {
+            TargetKind::ModuleLibrary => true,
+            TargetKind::SharedLibrary => graph.dependents_of(t).is_empty(),
+            _ => false,
+        })
+        .collect()
+}
+
 /// What target `t`'s binaries may load or run: the loadable targets whose
 /// artifact file names its run-time bytes hold ([`scan_target_binaries`]),
-/// and, for a program, the MODULE libraries below its directory (a loader
-/// looks beside itself, SAFETY-CONTRACT §4.6), sorted.
+/// and, for a program, the plugins below its directory ([`plugin_like`]; a
+/// loader looks beside itself, SAFETY-CONTRACT §4.6), sorted.
 fn may_load(
     model: &Codemodel,
-    sorted: &[(String, usize)],
+    (sorted, plugins): (&[(String, usize)], &[bool]),
     t: usize,
     scanner: &mut Scanner<'_>,
     gaps: &mut Vec<Gap>,
@@ -619,7 +643,7 @@ fn may_load(
     let mut found = scan_target_binaries(model, t, scanner, gaps);
     for (_, dir) in program_dirs(&model.targets[t]) {
         found.extend(
-            modules_below(model, sorted, dir)
+            modules_below(model, sorted, plugins, dir)
                 .into_iter()
                 .map(|(o, _)| o),
         );
@@ -660,7 +684,7 @@ fn at_or_below<'a, T>(
     exact.iter().chain(&sorted[lo..hi])
 }
 
-/// The MODULE libraries whose artifact lies in `dir` or below it, each with
+/// The plugins (`plugins[t]`, [`plugin_like`]) whose artifact lies in `dir` or below it, each with
 /// one spelling of its artifact (sorted by spelling, each target once), from
 /// `sorted` (every spelling of every loadable artifact with its owner,
 /// sorted). A directory outside the build tree does not reach into a build
@@ -670,17 +694,14 @@ fn at_or_below<'a, T>(
 fn modules_below<'a>(
     model: &Codemodel,
     sorted: &'a [(String, usize)],
+    plugins: &[bool],
     dir: &str,
 ) -> Vec<(usize, &'a str)> {
     let mut seen: FastSet<usize> = FastSet::default();
     let build = model.build_root.as_str();
     let outside = !paths::is_within(dir, build);
     at_or_below(sorted, |(a, _)| a.as_str(), dir)
-        .filter(|(a, o)| {
-            model.targets[*o].kind == TargetKind::ModuleLibrary
-                && !(outside && paths::is_within(a, build))
-                && seen.insert(*o)
-        })
+        .filter(|(a, o)| plugins[*o] && !(outside && paths::is_within(a, build)) && seen.insert(*o))
         .map(|(a, o)| (*o, a.as_str()))
         .collect()
 }
@@ -946,7 +967,7 @@ pub struct Loaded {
 /// `i` is already selected (it is not looked at again). Every program and
 /// library an unselected test may run or load is scanned for the file names
 /// of every artifact; what it names it may load, transitively, and a program
-/// may load the MODULE libraries below its directory ([`may_load`]). A test is
+/// may load the plugins below its directory ([`may_load`]). A test is
 /// selected when that set meets an affected loadable target.
 pub fn loaded_by_bytes(
     graph: &Graph<'_>,
@@ -965,6 +986,7 @@ pub fn loaded_by_bytes(
     }
     let mut scanner = Scanner::new(graph.artifact_names());
     let sorted = sorted_loadable(graph);
+    let plugins = plugin_like(graph);
     // mentions[t]: the loadable targets a binary of target t names (scanned once).
     let mut mentions: FastMap<usize, Vec<usize>> = FastMap::default();
     // One walk over dependency and mention edges from every unselected test's
@@ -987,9 +1009,9 @@ pub fn loaded_by_bytes(
         }
         let mut next: Vec<usize> = graph.deps_of(t).to_vec();
         if is_loadable(model.targets[t].kind) {
-            let named = mentions
-                .entry(t)
-                .or_insert_with(|| may_load(model, &sorted, t, &mut scanner, &mut gaps));
+            let named = mentions.entry(t).or_insert_with(|| {
+                may_load(model, (&sorted, &plugins), t, &mut scanner, &mut gaps)
+            });
             next.extend(named.iter().copied());
         }
         for d in next {
@@ -1036,9 +1058,9 @@ pub fn loaded_by_bytes(
             if !is_loadable(model.targets[t].kind) {
                 continue;
             }
-            let named = mentions
-                .entry(t)
-                .or_insert_with(|| may_load(model, &sorted, t, &mut scanner, &mut gaps));
+            let named = mentions.entry(t).or_insert_with(|| {
+                may_load(model, (&sorted, &plugins), t, &mut scanner, &mut gaps)
+            });
             for &n in named.iter() {
                 for c in graph.closure(&[n]) {
                     if seen.insert(c) {
@@ -1066,7 +1088,7 @@ pub fn loaded_by_bytes(
             out.push(Loaded {
                 test: ti,
                 detail: format!(
-                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a MODULE library below the directory of the program before it)",
+                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a plugin below the directory of the program before it)",
                     model.targets[h].kind.as_str(),
                     model.targets[h].name,
                     words.join(" -> ")

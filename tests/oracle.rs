@@ -1126,6 +1126,27 @@ fn channel(test: char, deps: bool) -> Channel {
                 ),
             ],
         },
+        // A plugin built as a SHARED library that no target links, below
+        // the program's own directory (the program looks beside itself).
+        'R' => Channel {
+            cmake: format!(
+                "add_library(splug SHARED plug.cpp)\n\
+                 set_target_properties(splug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/bin/myplugins)\n{}",
+                loader_exe("loader_shared", "R", deps, "")
+            ),
+            files: vec![("loader_shared.cpp", leak(loader_dir_main(OWN_DIRECTORY)))],
+        },
+        // A SHARED library below the programs' directory that a program
+        // (`suser`, no test) links, and a test whose program loads nothing.
+        'S' => Channel {
+            cmake: format!(
+                "add_library(slinked SHARED plug.cpp)\n\
+                 set_target_properties(slinked PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/bin/myplugins)\n\
+                 add_executable(suser plain_s.cpp)\ntarget_link_libraries(suser PRIVATE slinked)\n{}",
+                loader_exe("plain_s", "S", deps, "")
+            ),
+            files: vec![("plain_s.cpp", "int main() { return 0; }\n")],
+        },
         other => panic!("no channel {other}"),
     }
 }
@@ -1319,6 +1340,25 @@ fn oracle_class02_plugin_below_the_directory_of_a_program_named_in_bytes() {
         &["A", "Q"],
         &["\"runner\" -> \"tool_beside\" -> \"plug\""],
     );
+}
+
+/// A plugin built as a SHARED library that nothing links is a plugin too.
+/// (Before: `exit 0 omits tests whose result changed: ["R"]`.)
+#[test]
+fn oracle_class02_shared_plugin_below_the_program_directory() {
+    expect_channels(
+        "c02-shared-plugin-beside",
+        "R",
+        &["A", "R"],
+        &["may load SHARED library that no target links "],
+    );
+}
+
+/// A SHARED library that a program links is not taken for a plugin: the
+/// test whose program sits above it is still left out.
+#[test]
+fn oracle_class02_linked_shared_library_below_the_program_directory_is_no_plugin() {
+    expect_channels("c02-linked-shared-beside", "S", &["A"], &[]);
 }
 
 /// A working directory outside the build tree does not reach into the build
@@ -3743,6 +3783,8 @@ on_ninja!(
     oracle_class02_plugin_below_the_working_directory,
     oracle_class02_plugin_below_one_program_directory_only,
     oracle_class02_qt_plugin_found_through_the_application_directory,
+    oracle_class02_shared_plugin_below_the_program_directory,
+    oracle_class02_linked_shared_library_below_the_program_directory_is_no_plugin,
     oracle_class02_plugin_below_the_directory_of_a_program_named_in_bytes,
     oracle_class02_plugin_in_a_named_directory_beside_a_longer_named_sibling,
     oracle_class02_working_directory_above_the_build_tree_reaches_no_plugin_in_it,
