@@ -3230,6 +3230,14 @@ fn precision_a_scripted_test_is_selected_through_its_script() {
     o.expect_exact_subset(&["test2"]);
 }
 
+/// A test `other.t` whose program loads nothing, built and run in
+/// `elsewhere/`: libfoo.so, which no target links, is a plugin to any test
+/// whose working directory or program directory holds it (SAFETY-CONTRACT
+/// §4.6), and the build root holds it.
+const OTHER_ELSEWHERE: &str = "add_executable(other other.cpp)\n\
+     set_target_properties(other PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/elsewhere)\n\
+     add_test(NAME other.t COMMAND other WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/elsewhere)\n";
+
 #[test]
 fn precision_a_version_script_named_on_the_link_line_is_dependency_evidence() {
     let cmake = format!(
@@ -3237,8 +3245,7 @@ fn precision_a_version_script_named_on_the_link_line_is_dependency_evidence() {
          target_link_options(foo PRIVATE -Wl,--version-script=${{CMAKE_CURRENT_SOURCE_DIR}}/foo.map)\n\
          set_target_properties(foo PROPERTIES LINK_DEPENDS ${{CMAKE_CURRENT_SOURCE_DIR}}/foo.map)\n\
          add_executable(loader loader.cpp)\ntarget_link_libraries(loader PRIVATE ${{CMAKE_DL_LIBS}})\n\
-         add_executable(other other.cpp)\n\
-         add_test(NAME vis.t COMMAND loader $<TARGET_FILE:foo>)\nadd_test(NAME other.t COMMAND other)\n"
+         add_test(NAME vis.t COMMAND loader $<TARGET_FILE:foo>)\n{OTHER_ELSEWHERE}"
     );
     let loader = format!(
         "{LOAD_H}int main(int argc, char** argv) {{ return check_plugin(argc > 1 ? argv[1] : nullptr); }}\n"
@@ -3272,8 +3279,7 @@ fn precision_ninja_resolves_a_relative_link_fragment_from_the_top_of_the_build_t
     let cmake = format!(
         "{PROLOGUE}add_subdirectory(sub)\n\
          add_executable(loader loader.cpp)\ntarget_link_libraries(loader PRIVATE ${{CMAKE_DL_LIBS}})\n\
-         add_executable(other other.cpp)\n\
-         add_test(NAME vis.t COMMAND loader $<TARGET_FILE:foo>)\nadd_test(NAME other.t COMMAND other)\n"
+         add_test(NAME vis.t COMMAND loader $<TARGET_FILE:foo>)\n{OTHER_ELSEWHERE}"
     );
     let sub = "add_library(foo SHARED foo.cpp)\n\
                target_link_options(foo PRIVATE -Wl,--version-script=../src/sub/foo.map)\n\
