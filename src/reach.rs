@@ -176,6 +176,16 @@ fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-' | b'~' | b'@' | b'#')
 }
 
+/// A run of path bytes (name bytes and `/`) from a binary's run-time data
+/// that names a directory relative to another by climbing out of it: it has
+/// a `/` and a `..` component (`"/../lib/plugins"`, a suffix a program
+/// appends to a directory it computed, such as its own; `"../plugins"`;
+/// `$ORIGIN/../lib` gives `/../lib`). A bare `..` is no path.
+fn climbing_path(run: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(run).ok()?;
+    (text.contains('/') && text.split('/').any(|part| part == "..")).then_some(text)
+}
+
 /// Bytes that end a path token (besides the end of the text).
 fn ends_path(c: char, allow_space: bool) -> bool {
     matches!(
@@ -629,25 +639,96 @@ fn plugin_like(graph: &Graph<'_>) -> Vec<bool> {
         .collect()
 }
 
+/// What the loading-by-bytes walk of one run has found so far: each
+/// target's scan ([`scan_target_binaries`], done once), the gaps, and the
+/// edges that only a climbing path explains (`(t, o)` → why).
+struct Scans<'n> {
+    scanner: Scanner<'n>,
+    scanned: FastMap<usize, (Vec<usize>, Vec<String>)>,
+    gaps: Vec<Gap>,
+    climbed_to: FastMap<(usize, usize), String>,
+}
+
+impl Scans<'_> {
+    /// [`scan_target_binaries`] of `t`, once per run.
+    fn of(&mut self, model: &Codemodel, t: usize) -> &(Vec<usize>, Vec<String>) {
+        let Scans {
+            scanner,
+            scanned,
+            gaps,
+            ..
+        } = self;
+        scanned
+            .entry(t)
+            .or_insert_with(|| scan_target_binaries(model, t, scanner, gaps))
+    }
+}
+
 /// What target `t`'s binaries may load or run: the loadable targets whose
-/// artifact file names its run-time bytes hold ([`scan_target_binaries`]),
-/// and, for a program, the plugins below its directory ([`plugin_like`]; a
-/// loader looks beside itself, SAFETY-CONTRACT §4.6), sorted.
+/// artifact file names its run-time bytes hold ([`scan_target_binaries`]);
+/// the plugins ([`plugin_like`]) below every directory those bytes name by
+/// climbing from the binary's own directory (`"/../lib/plugins"`); and, for
+/// a program, the plugins below its directory (a loader looks beside
+/// itself, SAFETY-CONTRACT §4.6) and below every directory that the bytes
+/// of a shared library it links name by climbing from the program's
+/// directory (a plugin manager in a library that starts from
+/// `/proc/self/exe`), sorted.
 fn may_load(
-    model: &Codemodel,
+    graph: &Graph<'_>,
     (sorted, plugins): (&[(String, usize)], &[bool]),
     t: usize,
-    scanner: &mut Scanner<'_>,
-    gaps: &mut Vec<Gap>,
+    scans: &mut Scans<'_>,
 ) -> Vec<usize> {
-    let mut found = scan_target_binaries(model, t, scanner, gaps);
-    for (_, dir) in program_dirs(&model.targets[t]) {
+    let model = graph.model();
+    let (mut found, own_climbs) = scans.of(model, t).clone();
+    let own_dirs: Vec<&str> = model.targets[t]
+        .artifacts
+        .iter()
+        .map(|a| {
+            a.rsplit_once('/')
+                .map_or("/", |(d, _)| if d.is_empty() { "/" } else { d })
+        })
+        .collect();
+    let program_dirs: Vec<&str> = program_dirs(&model.targets[t]).map(|(_, d)| d).collect();
+    for dir in &program_dirs {
         found.extend(
             modules_below(model, sorted, plugins, dir)
                 .into_iter()
                 .map(|(o, _)| o),
         );
     }
+    // (climbing path, the directory it is joined to, whose bytes hold it)
+    let mut climbs: Vec<(String, &str, usize)> = Vec::new();
+    for c in &own_climbs {
+        climbs.extend(own_dirs.iter().map(|d| (c.clone(), *d, t)));
+    }
+    if !program_dirs.is_empty() {
+        for l in graph.closure(&[t]) {
+            if l != t && model.targets[l].kind == TargetKind::SharedLibrary {
+                for c in scans.of(model, l).1.clone() {
+                    climbs.extend(program_dirs.iter().map(|d| (c.clone(), *d, l)));
+                }
+            }
+        }
+    }
+    let mut only_climbed = Vec::new();
+    for (climb, base, holder) in &climbs {
+        let dir = paths::join_fold(base, climb.trim_start_matches('/'));
+        for (o, _) in modules_below(model, sorted, plugins, &dir) {
+            if o != t && !found.contains(&o) && !only_climbed.contains(&o) {
+                let whose = if *holder == t {
+                    "its".to_owned()
+                } else {
+                    format!("linked library {:?}'s", model.targets[*holder].name)
+                };
+                let why = format!("below {dir}, which {climb:?} in {whose} bytes names");
+                scans.climbed_to.insert((t, o), why);
+                only_climbed.push(o);
+            }
+        }
+    }
+    found.extend(only_climbed);
+    found.retain(|&o| o != t);
     found.sort_unstable();
     found.dedup();
     found
@@ -976,15 +1057,19 @@ pub fn loaded_by_bytes(
     selected: &[bool],
 ) -> (Vec<Loaded>, Vec<Gap>) {
     let model = graph.model();
-    let mut gaps = Vec::new();
     let any_affected_loadable = affected
         .iter()
         .enumerate()
         .any(|(t, &a)| a && is_loadable(model.targets[t].kind));
     if !any_affected_loadable {
-        return (Vec::new(), gaps);
+        return (Vec::new(), Vec::new());
     }
-    let mut scanner = Scanner::new(graph.artifact_names());
+    let mut scans = Scans {
+        scanner: Scanner::new(graph.artifact_names()),
+        scanned: FastMap::default(),
+        gaps: Vec::new(),
+        climbed_to: FastMap::default(),
+    };
     let sorted = sorted_loadable(graph);
     let plugins = plugin_like(graph);
     // mentions[t]: the loadable targets a binary of target t names (scanned once).
@@ -1009,9 +1094,9 @@ pub fn loaded_by_bytes(
         }
         let mut next: Vec<usize> = graph.deps_of(t).to_vec();
         if is_loadable(model.targets[t].kind) {
-            let named = mentions.entry(t).or_insert_with(|| {
-                may_load(model, (&sorted, &plugins), t, &mut scanner, &mut gaps)
-            });
+            let named = mentions
+                .entry(t)
+                .or_insert_with(|| may_load(graph, (&sorted, &plugins), t, &mut scans));
             next.extend(named.iter().copied());
         }
         for d in next {
@@ -1058,9 +1143,9 @@ pub fn loaded_by_bytes(
             if !is_loadable(model.targets[t].kind) {
                 continue;
             }
-            let named = mentions.entry(t).or_insert_with(|| {
-                may_load(model, (&sorted, &plugins), t, &mut scanner, &mut gaps)
-            });
+            let named = mentions
+                .entry(t)
+                .or_insert_with(|| may_load(graph, (&sorted, &plugins), t, &mut scans));
             for &n in named.iter() {
                 for c in graph.closure(&[n]) {
                     if seen.insert(c) {
@@ -1083,12 +1168,19 @@ pub fn loaded_by_bytes(
             via.reverse();
             let words: Vec<String> = via
                 .iter()
-                .map(|&t| format!("{:?}", model.targets[t].name))
+                .enumerate()
+                .map(|(i, &t)| {
+                    let why = i
+                        .checked_sub(1)
+                        .and_then(|p| scans.climbed_to.get(&(via[p], t)))
+                        .map_or(String::new(), |w| format!(" ({w})"));
+                    format!("{:?}{why}", model.targets[t].name)
+                })
                 .collect();
             out.push(Loaded {
                 test: ti,
                 detail: format!(
-                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a plugin below the directory of the program before it)",
+                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a plugin below the directory of the program before it or below a directory those bytes name relative to that program's or library's own, such as \"/../lib\")",
                     model.targets[h].kind.as_str(),
                     model.targets[h].name,
                     words.join(" -> ")
@@ -1096,27 +1188,30 @@ pub fn loaded_by_bytes(
             });
         }
     }
+    let mut gaps = scans.gaps;
     gaps.sort();
     gaps.dedup();
     (out, gaps)
 }
 
 /// The loadable targets whose artifact file names appear as tokens in the
-/// run-time bytes of `t`'s artifacts. A binary that cannot be read is a gap.
+/// run-time bytes of `t`'s artifacts, and the [`climbing_path`]s those bytes
+/// hold (sorted, each once). A binary that cannot be read is a gap.
 fn scan_target_binaries(
     model: &Codemodel,
     t: usize,
     scanner: &mut Scanner<'_>,
     gaps: &mut Vec<Gap>,
-) -> Vec<usize> {
+) -> (Vec<usize>, Vec<String>) {
     let mut found: Vec<usize> = Vec::new();
+    let mut climbs: Vec<String> = Vec::new();
     for a in &model.targets[t].artifacts {
         match std::fs::metadata(a) {
             Err(_) => continue, // never built: nothing can run or load it
             Ok(m) if !m.is_file() => continue,
             Ok(_) => {}
         }
-        if let Err(e) = scanner.scan(a, &mut found) {
+        if let Err(e) = scanner.scan(a, (&mut found, &mut climbs)) {
             gaps.push(Gap::new(
                 Code::RuntimeLoadedTarget,
                 format!(
@@ -1129,7 +1224,9 @@ fn scan_target_binaries(
     found.retain(|&o| o != t && is_loadable(model.targets[o].kind));
     found.sort_unstable();
     found.dedup();
-    found
+    climbs.sort_unstable();
+    climbs.dedup();
+    (found, climbs)
 }
 
 /// Byte ranges of `file` where a program keeps the names it uses at run
@@ -1288,25 +1385,31 @@ impl<'n> Scanner<'n> {
         }
     }
 
-    /// Adds the targets whose artifact file name is a token of `path`'s run-time bytes.
-    fn scan(&mut self, path: &str, found: &mut Vec<usize>) -> std::io::Result<()> {
+    /// Adds the targets whose artifact file name is a token of `path`'s
+    /// run-time bytes, and the [`climbing_path`]s they hold.
+    fn scan(
+        &mut self,
+        path: &str,
+        out: (&mut Vec<usize>, &mut Vec<String>),
+    ) -> std::io::Result<()> {
         if self.buf.is_empty() {
             self.buf = vec![0u8; 1 << 20];
         }
         let (names, min_len, max_len) = (self.names, self.min_len, self.max_len);
         let (odd, buf) = (&self.odd, &mut self.buf);
-        scan_binary(path, names, (min_len, max_len), odd, buf, found)
+        scan_binary(path, names, (min_len, max_len), odd, buf, out)
     }
 }
 
-/// Adds the targets whose artifact file name is a token of `path`'s run-time bytes.
+/// Adds the targets whose artifact file name is a token of `path`'s run-time
+/// bytes to `found`, and the [`climbing_path`]s those bytes hold to `climbs`.
 fn scan_binary(
     path: &str,
     names: &FastMap<String, Vec<usize>>,
     (min_len, max_len): (usize, usize),
     odd: &[(&String, &Vec<usize>)],
     buf: &mut [u8],
-    found: &mut Vec<usize>,
+    (found, climbs): (&mut Vec<usize>, &mut Vec<String>),
 ) -> std::io::Result<()> {
     let mut f = std::fs::File::open(path)?;
     let len = f.metadata()?.len();
@@ -1324,12 +1427,34 @@ fn scan_binary(
             }
         };
         let mut too_long = false;
+        // The run of path bytes (name bytes and `/`) the byte is in, for
+        // [`climbing_path`]; one longer than a path may be is none.
+        let mut path_run: Vec<u8> = Vec::new();
+        let mut path_too_long = false;
+        let mut end_path_run = |path_run: &mut Vec<u8>, too_long: bool| {
+            if !too_long && path_run.contains(&b'.') {
+                if let Some(p) = climbing_path(path_run) {
+                    climbs.push(p.to_owned());
+                }
+            }
+            path_run.clear();
+        };
         while left > 0 {
             let want = left.min(buf.len() as u64) as usize;
             f.read_exact(&mut buf[..want])?;
             left -= want as u64;
             let chunk = &buf[..want];
             for &b in chunk {
+                if is_name_byte(b) || b == b'/' {
+                    if path_run.len() < MAX_CLIMBING_PATH {
+                        path_run.push(b);
+                    } else {
+                        path_too_long = true;
+                    }
+                } else if !path_run.is_empty() {
+                    end_path_run(&mut path_run, path_too_long);
+                    path_too_long = false;
+                }
                 if is_name_byte(b) {
                     if run.len() <= max_len {
                         run.push(b);
@@ -1360,9 +1485,15 @@ fn scan_binary(
         if !run.is_empty() && !too_long {
             check(&run, None, found);
         }
+        if !path_run.is_empty() {
+            end_path_run(&mut path_run, path_too_long);
+        }
     }
     Ok(())
 }
+
+/// The longest run of path bytes [`scan_binary`] takes for a climbing path.
+const MAX_CLIMBING_PATH: usize = 4096;
 
 /// Test name → the smallest name of its data-flow group (tests linked by a
 /// fixture, DEPENDS or RESOURCE_LOCK), for every test in a group of two or more.
@@ -1609,6 +1740,21 @@ mod tests {
         assert_eq!(sel(&[2]), vec![0, 1]);
         assert_eq!(sel(&[3]), vec![4]);
         assert_eq!(sel(&[5]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn climbing_paths_need_a_slash_and_a_parent_component() {
+        let climbs = |s: &str| climbing_path(s.as_bytes()).map(str::to_owned);
+        assert_eq!(
+            climbs("/../lib/plugins").as_deref(),
+            Some("/../lib/plugins")
+        );
+        assert_eq!(climbs("../plugins").as_deref(), Some("../plugins"));
+        assert_eq!(climbs("bin/../lib").as_deref(), Some("bin/../lib"));
+        assert_eq!(climbs("/..").as_deref(), Some("/.."));
+        for none in ["..", "...", "a/b", "/usr/lib", "lib..so/x", "a/.../b", ""] {
+            assert_eq!(climbs(none), None, "{none:?}");
+        }
     }
 
     #[test]

@@ -1147,6 +1147,53 @@ fn channel(test: char, deps: bool) -> Channel {
             ),
             files: vec![("plain_s.cpp", "int main() { return 0; }\n")],
         },
+        // The plugin is built in `lib/myplugins`, and the program (in `bin/`)
+        // loads what `<its own directory>/../lib/myplugins` holds: only the
+        // climbing suffix "/../lib" in its bytes says where.
+        'T' => Channel {
+            cmake: format!(
+                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/lib/myplugins)\n{}",
+                loader_exe("loader_climb", "T", deps, "")
+            ),
+            files: vec![(
+                "loader_climb.cpp",
+                leak(loader_dir_main(&format!("{OWN_DIRECTORY} + \"/../lib\""))),
+            )],
+        },
+        // A program whose bytes climb to a directory that holds no plugin.
+        'U' => Channel {
+            cmake: loader_exe("plain_climb", "U", deps, ""),
+            files: vec![(
+                "plain_climb.cpp",
+                "#include <cstdio>\nint main(int argc, char**) { if (argc > 5) std::puts(\"/../share/data\"); return 0; }\n",
+            )],
+        },
+        // As T, but the climb is in a SHARED library the program links (a
+        // plugin manager starting from `/proc/self/exe`), built in the top
+        // of the build tree: "/../lib" from the library's own directory
+        // leads out of the build tree, from the program's to the plugin.
+        'V' => Channel {
+            cmake: format!(
+                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/lib/myplugins)\n\
+                 add_library(plugmgr SHARED plugmgr.cpp)\n{}\
+                 target_link_libraries(loader_mgr PRIVATE plugmgr)\n",
+                loader_exe("loader_mgr", "V", deps, "")
+            ),
+            files: vec![
+                (
+                    "plugmgr.cpp",
+                    leak(format!(
+                        "#include <unistd.h>\n#include <string>\nstd::string plugin_dir() {{ return {OWN_DIRECTORY} + \"/../lib\"; }}\n"
+                    )),
+                ),
+                (
+                    "loader_mgr.cpp",
+                    leak(loader_dir_main(
+                        "[] { extern std::string plugin_dir(); return plugin_dir(); }()",
+                    )),
+                ),
+            ],
+        },
         other => panic!("no channel {other}"),
     }
 }
@@ -1344,6 +1391,41 @@ fn oracle_class02_plugin_below_the_directory_of_a_program_named_in_bytes() {
 
 /// A plugin built as a SHARED library that nothing links is a plugin too.
 /// (Before: `exit 0 omits tests whose result changed: ["R"]`.)
+/// A loader that climbs from its own directory (`<bin>/../lib`, the
+/// bin/lib layout) to the plugins; a program whose bytes climb to a
+/// directory without plugins stays out. (Without the climbing paths of
+/// SAFETY-CONTRACT §4.6: `exit 0 omits tests whose result changed: ["T"]`.)
+#[test]
+fn oracle_class02_plugin_below_a_directory_the_program_climbs_to() {
+    expect_channels(
+        "c02-climb",
+        "TU",
+        &["A", "T"],
+        &[
+            "forced T: MAY_LOAD_AFFECTED",
+            "\"loader_climb\" -> \"plug\" (below ",
+            "/build/lib, which \"/../lib\" in its bytes names)",
+        ],
+    );
+}
+
+/// The climb is in a linked SHARED library's bytes and starts from the
+/// program's directory. (Joined only to the library's own directory:
+/// `exit 0 omits tests whose result changed: ["V"]`.)
+#[test]
+fn oracle_class02_plugin_below_a_directory_a_linked_library_climbs_to() {
+    expect_channels(
+        "c02-climb-lib",
+        "V",
+        &["A", "V"],
+        &[
+            "forced V: MAY_LOAD_AFFECTED",
+            "\"loader_mgr\" -> \"plug\" (below ",
+            "/build/lib, which \"/../lib\" in linked library \"plugmgr\"'s bytes names)",
+        ],
+    );
+}
+
 #[test]
 fn oracle_class02_shared_plugin_below_the_program_directory() {
     expect_channels(
@@ -3792,6 +3874,8 @@ on_ninja!(
     oracle_class02_shared_plugin_below_the_program_directory,
     oracle_class02_linked_shared_library_below_the_program_directory_is_no_plugin,
     oracle_class02_plugin_below_the_directory_of_a_program_named_in_bytes,
+    oracle_class02_plugin_below_a_directory_the_program_climbs_to,
+    oracle_class02_plugin_below_a_directory_a_linked_library_climbs_to,
     oracle_class02_plugin_in_a_named_directory_beside_a_longer_named_sibling,
     oracle_class02_working_directory_above_the_build_tree_reaches_no_plugin_in_it,
     oracle_class02_plugin_via_static_library_definition,
