@@ -1180,7 +1180,7 @@ pub fn loaded_by_bytes(
             out.push(Loaded {
                 test: ti,
                 detail: format!(
-                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a plugin below the directory of the program before it or below a directory those bytes name relative to that program's or library's own, such as \"/../lib\")",
+                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a plugin below the directory of the program before it or below a directory those bytes climb to)",
                     model.targets[h].kind.as_str(),
                     model.targets[h].name,
                     words.join(" -> ")
