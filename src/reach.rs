@@ -641,12 +641,13 @@ fn plugin_like(graph: &Graph<'_>) -> Vec<bool> {
 
 /// What the loading-by-bytes walk of one run has found so far: each
 /// target's scan ([`scan_target_binaries`], done once), the gaps, and the
-/// edges that only a climbing path explains (`(t, o)` → why).
+/// edges that need a word of why in a chain (`(t, o)` → why: a climbing
+/// path, or a linked library's own directory).
 struct Scans<'n> {
     scanner: Scanner<'n>,
     scanned: FastMap<usize, (Vec<usize>, Vec<String>)>,
     gaps: Vec<Gap>,
-    climbed_to: FastMap<(usize, usize), String>,
+    edge_why: FastMap<(usize, usize), String>,
 }
 
 impl Scans<'_> {
@@ -669,7 +670,8 @@ impl Scans<'_> {
 /// the plugins ([`plugin_like`]) below every directory those bytes name by
 /// climbing from the binary's own directory (`"/../lib/plugins"`); and, for
 /// a program, the plugins below its directory (a loader looks beside
-/// itself, SAFETY-CONTRACT §4.6) and below every directory that the bytes
+/// itself, SAFETY-CONTRACT §4.6; so may a shared library that some target
+/// links, from its own directory) and below every directory that the bytes
 /// of a shared library it links name by climbing from the program's
 /// directory (a plugin manager in a library that starts from
 /// `/proc/self/exe`), sorted.
@@ -697,6 +699,19 @@ fn may_load(
                 .map(|(o, _)| o),
         );
     }
+    // A linked shared library may look beside itself too (`dladdr`); a
+    // plugin is not taken to load its siblings.
+    if model.targets[t].kind == TargetKind::SharedLibrary && !plugins[t] {
+        for dir in &own_dirs {
+            for (o, _) in modules_below(model, sorted, plugins, dir) {
+                if o != t && !found.contains(&o) {
+                    let why = format!("below {dir}, the directory of this library");
+                    scans.edge_why.insert((t, o), why);
+                    found.push(o);
+                }
+            }
+        }
+    }
     // (climbing path, the directory it is joined to, whose bytes hold it)
     let mut climbs: Vec<(String, &str, usize)> = Vec::new();
     for c in &own_climbs {
@@ -722,7 +737,7 @@ fn may_load(
                     format!("linked library {:?}'s", model.targets[*holder].name)
                 };
                 let why = format!("below {dir}, which {climb:?} in {whose} bytes names");
-                scans.climbed_to.insert((t, o), why);
+                scans.edge_why.insert((t, o), why);
                 only_climbed.push(o);
             }
         }
@@ -1068,7 +1083,7 @@ pub fn loaded_by_bytes(
         scanner: Scanner::new(graph.artifact_names()),
         scanned: FastMap::default(),
         gaps: Vec::new(),
-        climbed_to: FastMap::default(),
+        edge_why: FastMap::default(),
     };
     let sorted = sorted_loadable(graph);
     let plugins = plugin_like(graph);
@@ -1172,7 +1187,7 @@ pub fn loaded_by_bytes(
                 .map(|(i, &t)| {
                     let why = i
                         .checked_sub(1)
-                        .and_then(|p| scans.climbed_to.get(&(via[p], t)))
+                        .and_then(|p| scans.edge_why.get(&(via[p], t)))
                         .map_or(String::new(), |w| format!(" ({w})"));
                     format!("{:?}{why}", model.targets[t].name)
                 })
@@ -1180,7 +1195,7 @@ pub fn loaded_by_bytes(
             out.push(Loaded {
                 test: ti,
                 detail: format!(
-                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a plugin below the directory of the program before it or below a directory those bytes climb to)",
+                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a plugin below the directory of the program or linked library before it or below a directory those bytes climb to)",
                     model.targets[h].kind.as_str(),
                     model.targets[h].name,
                     words.join(" -> ")

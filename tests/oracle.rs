@@ -1169,13 +1169,14 @@ fn channel(test: char, deps: bool) -> Channel {
             )],
         },
         // As T, but the climb is in a SHARED library the program links (a
-        // plugin manager starting from `/proc/self/exe`), built in the top
-        // of the build tree: "/../lib" from the library's own directory
-        // leads out of the build tree, from the program's to the plugin.
+        // plugin manager starting from `/proc/self/exe`), built in
+        // `deep/mgr/`: "/../lib" from the library's own directory leads to
+        // `deep/lib/`, which holds nothing, from the program's to the plugin.
         'V' => Channel {
             cmake: format!(
                 "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/lib/myplugins)\n\
-                 add_library(plugmgr SHARED plugmgr.cpp)\n{}\
+                 add_library(plugmgr SHARED plugmgr.cpp)\n\
+                 set_target_properties(plugmgr PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/deep/mgr)\n{}\
                  target_link_libraries(loader_mgr PRIVATE plugmgr)\n",
                 loader_exe("loader_mgr", "V", deps, "")
             ),
@@ -1190,6 +1191,34 @@ fn channel(test: char, deps: bool) -> Channel {
                     "loader_mgr.cpp",
                     leak(loader_dir_main(
                         "[] { extern std::string plugin_dir(); return plugin_dir(); }()",
+                    )),
+                ),
+            ],
+        },
+        // A SHARED library the program links, built in `libs/`, loads what
+        // `myplugins/` beside itself holds (it finds itself with dladdr):
+        // nothing names the plugin, and no byte climbs.
+        'W' => Channel {
+            cmake: format!(
+                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/libs/myplugins)\n\
+                 add_library(selfmgr SHARED selfmgr.cpp)\n\
+                 set_target_properties(selfmgr PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/libs)\n\
+                 target_link_libraries(selfmgr PRIVATE ${{CMAKE_DL_LIBS}})\n{}\
+                 target_link_libraries(loader_self PRIVATE selfmgr)\n",
+                loader_exe("loader_self", "W", deps, "")
+            ),
+            files: vec![
+                (
+                    "selfmgr.cpp",
+                    "#include <dlfcn.h>\n#include <string>\nstatic int anchor;\n\
+                     std::string own_library_directory() {\n  Dl_info i;\n  \
+                     if (!dladdr(static_cast<void*>(&anchor), &i) || !i.dli_fname) return \"\";\n  \
+                     std::string p = i.dli_fname;\n  return p.substr(0, p.rfind('/'));\n}\n",
+                ),
+                (
+                    "loader_self.cpp",
+                    leak(loader_dir_main(
+                        "[] { extern std::string own_library_directory(); return own_library_directory(); }()",
                     )),
                 ),
             ],
@@ -1422,6 +1451,22 @@ fn oracle_class02_plugin_below_a_directory_a_linked_library_climbs_to() {
             "forced V: MAY_LOAD_AFFECTED",
             "\"loader_mgr\" -> \"plug\" (below ",
             "/build/lib, which \"/../lib\" in linked library \"plugmgr\"'s bytes names)",
+        ],
+    );
+}
+
+/// A linked SHARED library that loads the plugins beside itself. (Without
+/// a library's own directory: `exit 0 omits tests whose result changed: ["W"]`.)
+#[test]
+fn oracle_class02_plugin_below_the_directory_of_a_linked_library() {
+    expect_channels(
+        "c02-beside-lib",
+        "W",
+        &["A", "W"],
+        &[
+            "forced W: MAY_LOAD_AFFECTED",
+            "\"selfmgr\" -> \"plug\" (below ",
+            "/build/libs, the directory of this library)",
         ],
     );
 }
@@ -3876,6 +3921,7 @@ on_ninja!(
     oracle_class02_plugin_below_the_directory_of_a_program_named_in_bytes,
     oracle_class02_plugin_below_a_directory_the_program_climbs_to,
     oracle_class02_plugin_below_a_directory_a_linked_library_climbs_to,
+    oracle_class02_plugin_below_the_directory_of_a_linked_library,
     oracle_class02_plugin_in_a_named_directory_beside_a_longer_named_sibling,
     oracle_class02_working_directory_above_the_build_tree_reaches_no_plugin_in_it,
     oracle_class02_plugin_via_static_library_definition,
