@@ -683,69 +683,61 @@ fn may_load(
 ) -> Vec<usize> {
     let model = graph.model();
     let (mut found, own_climbs) = scans.of(model, t).clone();
-    let own_dirs: Vec<&str> = model.targets[t]
-        .artifacts
-        .iter()
-        .map(|a| {
-            a.rsplit_once('/')
-                .map_or("/", |(d, _)| if d.is_empty() { "/" } else { d })
-        })
-        .collect();
-    let program_dirs: Vec<&str> = program_dirs(&model.targets[t]).map(|(_, d)| d).collect();
-    for dir in &program_dirs {
-        found.extend(
-            modules_below(model, sorted, plugins, dir)
-                .into_iter()
-                .map(|(o, _)| o),
-        );
-    }
+    let target = &model.targets[t];
+    let own_dirs: Vec<&str> = target.artifacts.iter().map(|a| dir_of(a)).collect();
+    let program_dirs: Vec<&str> = program_dirs(target).map(|(_, d)| d).collect();
+    // Where t may look for plugins without a name, each with the word of why
+    // its chain needs (none for a program's own directory).
+    let mut looks: Vec<(String, Option<String>)> =
+        program_dirs.iter().map(|d| (d.to_string(), None)).collect();
     // A linked shared library may look beside itself too (`dladdr`); a
     // plugin is not taken to load its siblings.
-    if model.targets[t].kind == TargetKind::SharedLibrary && !plugins[t] {
-        for dir in &own_dirs {
-            for (o, _) in modules_below(model, sorted, plugins, dir) {
-                if o != t && !found.contains(&o) {
-                    let why = format!("below {dir}, the directory of this library");
-                    scans.edge_why.insert((t, o), why);
-                    found.push(o);
-                }
-            }
-        }
+    if target.kind == TargetKind::SharedLibrary && !plugins[t] {
+        looks.extend(own_dirs.iter().map(|d| {
+            (
+                d.to_string(),
+                Some(format!("below {d}, the directory of this library")),
+            )
+        }));
     }
-    // (climbing path, the directory it is joined to, whose bytes hold it)
-    let mut climbs: Vec<(String, &str, usize)> = Vec::new();
-    for c in &own_climbs {
-        climbs.extend(own_dirs.iter().map(|d| (c.clone(), *d, t)));
-    }
+    // Climbing paths: t's own, from its directory; for a program, those of
+    // the shared libraries it links, from the program's directory.
+    let mut climbs: Vec<(String, &str, String)> = own_climbs
+        .iter()
+        .flat_map(|c| {
+            own_dirs
+                .iter()
+                .map(move |d| (c.clone(), *d, "its".to_owned()))
+        })
+        .collect();
     if !program_dirs.is_empty() {
         for l in graph.closure(&[t]) {
             if l != t && model.targets[l].kind == TargetKind::SharedLibrary {
+                let whose = format!("linked library {:?}'s", model.targets[l].name);
                 for c in scans.of(model, l).1.clone() {
-                    climbs.extend(program_dirs.iter().map(|d| (c.clone(), *d, l)));
+                    climbs.extend(program_dirs.iter().map(|d| (c.clone(), *d, whose.clone())));
                 }
             }
         }
     }
-    let mut only_climbed = Vec::new();
-    for (climb, base, holder) in &climbs {
+    looks.extend(climbs.into_iter().map(|(climb, base, whose)| {
         let dir = paths::join_fold(base, climb.trim_start_matches('/'));
-        for (o, _) in modules_below(model, sorted, plugins, &dir) {
-            if o != t && !found.contains(&o) && !only_climbed.contains(&o) {
-                let whose = if *holder == t {
-                    "its".to_owned()
-                } else {
-                    format!("linked library {:?}'s", model.targets[*holder].name)
-                };
-                let why = format!("below {dir}, which {climb:?} in {whose} bytes names");
-                scans.edge_why.insert((t, o), why);
-                only_climbed.push(o);
+        let why = format!("below {dir}, which {climb:?} in {whose} bytes names");
+        (dir, Some(why))
+    }));
+    let mut seen: FastSet<usize> = found.iter().copied().collect();
+    seen.insert(t);
+    for (dir, why) in &looks {
+        for (o, _) in modules_below(model, sorted, plugins, dir) {
+            if seen.insert(o) {
+                if let Some(why) = why {
+                    scans.edge_why.insert((t, o), why.clone());
+                }
+                found.push(o);
             }
         }
     }
-    found.extend(only_climbed);
-    found.retain(|&o| o != t);
     found.sort_unstable();
-    found.dedup();
     found
 }
 
@@ -808,11 +800,16 @@ fn program_dirs(target: &crate::ingest::file_api::Target) -> impl Iterator<Item 
     target
         .artifacts
         .iter()
-        .filter(move |_| program)
-        .filter_map(|a| {
-            a.rsplit_once('/')
-                .map(|(d, _)| (a.as_str(), if d.is_empty() { "/" } else { d }))
-        })
+        .filter(move |a| program && a.contains('/'))
+        .map(|a| (a.as_str(), dir_of(a)))
+}
+
+/// The directory an (absolute) artifact path is in; `/` for one at the root.
+fn dir_of(path: &str) -> &str {
+    match path.rsplit_once('/') {
+        Some(("", _)) | None => "/",
+        Some((d, _)) => d,
+    }
 }
 
 fn is_loadable(kind: TargetKind) -> bool {
