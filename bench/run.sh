@@ -19,6 +19,8 @@
 #   readall 2T + audit stats   (Ninja presets) the same, then on one thread the stats a
 #                    deps log's freshness audit needs: each project file and directory
 #                    its object records list, each object
+#   readall + audit stats both on 2 threads   (Ninja presets) the same reads and stats,
+#                    half of each on each thread at once: the floor with perfect balance
 #   diff2test        whole process, --format names, --changed-from each change set the
 #                    generator wrote: one-header, twenty-files (expect exit 0,
 #                    SUBSET_SELECTED) and build-config (expect exit 3)
@@ -165,6 +167,8 @@ if [[ $n_logs -gt 0 ]]; then
   "$readall" --audit-list "$BUILD/.ninja_deps" "$SRC" "$BUILD" >"$tmp/stat-list.txt"
   labels+=("readall 2 threads + audit stats")
   cmds+=("$(printf %q "$readall") $(printf %q "$files") 2 --stat-list $(printf %q "$tmp/stat-list.txt") > /dev/null")
+  labels+=("readall + audit stats both on 2 threads")
+  cmds+=("$(printf %q "$readall") $(printf %q "$files") 2 --stat-list-spread $(printf %q "$tmp/stat-list.txt") > /dev/null")
 fi
 for c in "${cases[@]}"; do
   labels+=("diff2test $c")
