@@ -33,7 +33,9 @@
 //! * **Plugins beside a program.** A plugin (a MODULE library, or a SHARED
 //!   library no target links) below a test's working directory, or below the
 //!   directory of a program it runs, is reached without a name (a loader
-//!   looks beside itself or in `./plugins`).
+//!   looks beside itself or in `./plugins`); so is one below a directory a
+//!   binary's bytes climb to (`"/../lib/plugins"`), and any plugin when they
+//!   climb by an unknown number of levels (a bare `..`, `parent_path()`).
 //!
 //! Matching only ever adds dependencies; an unrelated token that happens to
 //! equal a file name costs precision, never safety.
@@ -184,6 +186,63 @@ fn is_name_byte(b: u8) -> bool {
 fn climbing_path(run: &[u8]) -> Option<&str> {
     let text = std::str::from_utf8(run).ok()?;
     (text.contains('/') && text.split('/').any(|part| part == "..")).then_some(text)
+}
+
+/// How a binary's bytes say that it leaves a directory for another.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Climb {
+    /// A [`climbing_path`], joined to the directory it starts from.
+    Path(String),
+    /// A way out of any directory, by as many levels as the program likes:
+    /// a dynamic symbol of a function that gives a directory's parent, or a
+    /// bare `..` string ([`unbounded_climb`]). Where it ends is unknown, so
+    /// the binary may load any plugin.
+    Anywhere(&'static str),
+}
+
+/// Functions that give the parent of a directory, as their names stand in a
+/// binary's dynamic string table when it calls them from a shared library,
+/// each with its name in words (`QDir d(appDir); d.cdUp(); d.cd("plugins")`;
+/// `exe.parent_path().parent_path() / "lib"`; `dirname(self)`).
+const PARENT_FUNCTIONS: &[(&str, &str)] = &[
+    ("dirname", "dirname()"),
+    (
+        "_ZNKSt10filesystem7__cxx114path11parent_pathEv",
+        "std::filesystem::path::parent_path()",
+    ),
+    (
+        "_ZNKSt10filesystem4path11parent_pathEv",
+        "std::filesystem::path::parent_path()",
+    ),
+    (
+        "_ZNKSt12experimental10filesystem2v17__cxx114path11parent_pathEv",
+        "std::experimental::filesystem::path::parent_path()",
+    ),
+    (
+        "_ZNK5boost10filesystem4path11parent_pathEv",
+        "boost::filesystem::path::parent_path()",
+    ),
+    ("_ZN4QDir4cdUpEv", "QDir::cdUp()"),
+    ("_ZNK9QFileInfo4pathEv", "QFileInfo::path()"),
+    (
+        "_ZNK9QFileInfo12absolutePathEv",
+        "QFileInfo::absolutePath()",
+    ),
+    ("_ZNK9QFileInfo3dirEv", "QFileInfo::dir()"),
+    ("_ZNK9QFileInfo11absoluteDirEv", "QFileInfo::absoluteDir()"),
+];
+
+/// A whole run of path bytes that climbs out of a directory by an unknown
+/// number of levels ([`Climb::Anywhere`]): one of the [`PARENT_FUNCTIONS`],
+/// or `..` on its own (`dir / ".." / "lib"`, `QDir::cd("..")`), in words.
+fn unbounded_climb(run: &[u8]) -> Option<&'static str> {
+    if run == b".." {
+        return Some("\"..\"");
+    }
+    PARENT_FUNCTIONS
+        .iter()
+        .find(|(symbol, _)| symbol.as_bytes() == run)
+        .map(|(_, words)| *words)
 }
 
 /// Bytes that end a path token (besides the end of the text).
@@ -645,14 +704,14 @@ fn plugin_like(graph: &Graph<'_>) -> Vec<bool> {
 /// path, or a linked library's own directory).
 struct Scans<'n> {
     scanner: Scanner<'n>,
-    scanned: FastMap<usize, (Vec<usize>, Vec<String>)>,
+    scanned: FastMap<usize, (Vec<usize>, Vec<Climb>)>,
     gaps: Vec<Gap>,
     edge_why: FastMap<(usize, usize), String>,
 }
 
 impl Scans<'_> {
     /// [`scan_target_binaries`] of `t`, once per run.
-    fn of(&mut self, model: &Codemodel, t: usize) -> &(Vec<usize>, Vec<String>) {
+    fn of(&mut self, model: &Codemodel, t: usize) -> &(Vec<usize>, Vec<Climb>) {
         let Scans {
             scanner,
             scanned,
@@ -701,32 +760,52 @@ fn may_load(
         }));
     }
     // Climbing paths: t's own, from its directory; for a program, those of
-    // the shared libraries it links, from the program's directory.
-    let mut climbs: Vec<(String, &str, String)> = own_climbs
-        .iter()
-        .flat_map(|c| {
-            own_dirs
-                .iter()
-                .map(move |d| (c.clone(), *d, "its".to_owned()))
-        })
-        .collect();
+    // the shared libraries it links, from the program's directory. An
+    // unbounded climb (in t's bytes, or for a program in a linked library's)
+    // may end anywhere: every plugin.
+    let mut climbs: Vec<(String, String, String)> = Vec::new();
+    let mut anywhere: Option<String> = None;
+    let mut take = |cs: &[Climb], bases: &[&str], whose: &str| {
+        for c in cs {
+            match c {
+                Climb::Path(p) => climbs.extend(
+                    bases
+                        .iter()
+                        .map(|d| (p.clone(), d.to_string(), whose.to_owned())),
+                ),
+                Climb::Anywhere(what) => {
+                    anywhere.get_or_insert_with(|| {
+                        format!("any plugin: {what} in {whose} bytes climbs out of every directory it starts from")
+                    });
+                }
+            }
+        }
+    };
+    take(&own_climbs, &own_dirs, "its");
     if !program_dirs.is_empty() {
         for l in graph.closure(&[t]) {
             if l != t && model.targets[l].kind == TargetKind::SharedLibrary {
                 let whose = format!("linked library {:?}'s", model.targets[l].name);
-                for c in scans.of(model, l).1.clone() {
-                    climbs.extend(program_dirs.iter().map(|d| (c.clone(), *d, whose.clone())));
-                }
+                let lib_climbs = scans.of(model, l).1.clone();
+                take(&lib_climbs, &program_dirs, &whose);
             }
         }
     }
     looks.extend(climbs.into_iter().map(|(climb, base, whose)| {
-        let dir = paths::join_fold(base, climb.trim_start_matches('/'));
+        let dir = paths::join_fold(&base, climb.trim_start_matches('/'));
         let why = format!("below {dir}, which {climb:?} in {whose} bytes names");
         (dir, Some(why))
     }));
     let mut seen: FastSet<usize> = found.iter().copied().collect();
     seen.insert(t);
+    if let Some(why) = &anywhere {
+        for o in (0..model.targets.len()).filter(|&o| plugins[o]) {
+            if seen.insert(o) {
+                scans.edge_why.insert((t, o), why.clone());
+                found.push(o);
+            }
+        }
+    }
     for (dir, why) in &looks {
         for (o, _) in modules_below(model, sorted, plugins, dir) {
             if seen.insert(o) {
@@ -1192,7 +1271,7 @@ pub fn loaded_by_bytes(
             out.push(Loaded {
                 test: ti,
                 detail: format!(
-                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a plugin below the directory of the program or linked library before it or below a directory those bytes climb to)",
+                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a plugin below the directory of the program or linked library before it or below a directory those bytes climb to, or any plugin when they climb by an unknown number of levels)",
                     model.targets[h].kind.as_str(),
                     model.targets[h].name,
                     words.join(" -> ")
@@ -1214,9 +1293,9 @@ fn scan_target_binaries(
     t: usize,
     scanner: &mut Scanner<'_>,
     gaps: &mut Vec<Gap>,
-) -> (Vec<usize>, Vec<String>) {
+) -> (Vec<usize>, Vec<Climb>) {
     let mut found: Vec<usize> = Vec::new();
-    let mut climbs: Vec<String> = Vec::new();
+    let mut climbs: Vec<Climb> = Vec::new();
     for a in &model.targets[t].artifacts {
         match std::fs::metadata(a) {
             Err(_) => continue, // never built: nothing can run or load it
@@ -1399,11 +1478,7 @@ impl<'n> Scanner<'n> {
 
     /// Adds the targets whose artifact file name is a token of `path`'s
     /// run-time bytes, and the [`climbing_path`]s they hold.
-    fn scan(
-        &mut self,
-        path: &str,
-        out: (&mut Vec<usize>, &mut Vec<String>),
-    ) -> std::io::Result<()> {
+    fn scan(&mut self, path: &str, out: (&mut Vec<usize>, &mut Vec<Climb>)) -> std::io::Result<()> {
         if self.buf.is_empty() {
             self.buf = vec![0u8; 1 << 20];
         }
@@ -1421,7 +1496,7 @@ fn scan_binary(
     (min_len, max_len): (usize, usize),
     odd: &[(&String, &Vec<usize>)],
     buf: &mut [u8],
-    (found, climbs): (&mut Vec<usize>, &mut Vec<String>),
+    (found, climbs): (&mut Vec<usize>, &mut Vec<Climb>),
 ) -> std::io::Result<()> {
     let mut f = std::fs::File::open(path)?;
     let len = f.metadata()?.len();
@@ -1444,9 +1519,13 @@ fn scan_binary(
         let mut path_run: Vec<u8> = Vec::new();
         let mut path_too_long = false;
         let mut end_path_run = |path_run: &mut Vec<u8>, too_long: bool| {
-            if !too_long && path_run.contains(&b'.') {
-                if let Some(p) = climbing_path(path_run) {
-                    climbs.push(p.to_owned());
+            if !too_long {
+                if let Some(what) = unbounded_climb(path_run) {
+                    climbs.push(Climb::Anywhere(what));
+                } else if path_run.contains(&b'.') {
+                    if let Some(p) = climbing_path(path_run) {
+                        climbs.push(Climb::Path(p.to_owned()));
+                    }
                 }
             }
             path_run.clear();
@@ -1766,6 +1845,28 @@ mod tests {
         assert_eq!(climbs("/..").as_deref(), Some("/.."));
         for none in ["..", "...", "a/b", "/usr/lib", "lib..so/x", "a/.../b", ""] {
             assert_eq!(climbs(none), None, "{none:?}");
+        }
+    }
+
+    #[test]
+    fn unbounded_climbs_are_a_bare_parent_or_a_parent_function() {
+        assert_eq!(unbounded_climb(b".."), Some("\"..\""));
+        assert_eq!(unbounded_climb(b"dirname"), Some("dirname()"));
+        assert_eq!(unbounded_climb(b"_ZN4QDir4cdUpEv"), Some("QDir::cdUp()"));
+        assert_eq!(
+            unbounded_climb(b"_ZNKSt10filesystem7__cxx114path11parent_pathEv"),
+            Some("std::filesystem::path::parent_path()")
+        );
+        for none in [
+            &b"..."[..],
+            b"/..",
+            b"../lib",
+            b"dirname2",
+            b"xdirname",
+            b"_ZN4QDir2cdERK7QString",
+            b"",
+        ] {
+            assert_eq!(unbounded_climb(none), None, "{none:?}");
         }
     }
 

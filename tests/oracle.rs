@@ -1223,6 +1223,42 @@ fn channel(test: char, deps: bool) -> Channel {
                 ),
             ],
         },
+        // Programs in `bin/` that climb to `lib/` without a climbing path in
+        // their bytes, by a function that gives a directory's parent (X:
+        // std::filesystem's parent_path(), Y: dirname()) or by a bare ".."
+        // component (Z), and load what `lib/myplugins/` holds.
+        'X' | 'Y' | 'Z' => {
+            let (exe, head, base) = match test {
+                'X' => (
+                    "loader_parent",
+                    "#include <filesystem>\n",
+                    format!("std::filesystem::path({OWN_DIRECTORY}).parent_path().string() + \"/lib\""),
+                ),
+                'Y' => (
+                    "loader_dirname",
+                    "#include <libgen.h>\n#include <vector>\n",
+                    format!(
+                        "[] {{ std::string own = {OWN_DIRECTORY}; std::vector<char> b(own.begin(), own.end()); \
+                         b.push_back(0); return std::string(dirname(b.data())); }}() + \"/lib\""
+                    ),
+                ),
+                _ => (
+                    "loader_dotdot",
+                    "",
+                    format!("{OWN_DIRECTORY} + \"/\" + std::string(\"..\") + \"/lib\""),
+                ),
+            };
+            Channel {
+                cmake: format!(
+                    "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/lib/myplugins)\n{}",
+                    loader_exe(exe, &test.to_string(), deps, "")
+                ),
+                files: vec![(
+                    leak(format!("{exe}.cpp")),
+                    leak(format!("{head}{}", loader_dir_main(&base))),
+                )],
+            }
+        }
         other => panic!("no channel {other}"),
     }
 }
@@ -1467,6 +1503,24 @@ fn oracle_class02_plugin_below_the_directory_of_a_linked_library() {
             "forced W: MAY_LOAD_AFFECTED",
             "\"selfmgr\" -> \"plug\" (below ",
             "/build/libs, the directory of this library)",
+        ],
+    );
+}
+
+/// Programs that climb by a parent-directory function or a bare ".." (no
+/// climbing path in their bytes) may load any plugin. (Without unbounded
+/// climbs: `exit 0 omits tests whose result changed: ["X", "Y", "Z"]`.)
+#[test]
+fn oracle_class02_plugin_reached_by_an_unbounded_climb() {
+    expect_channels(
+        "c02-parent",
+        "XYZ",
+        &["A", "X", "Y", "Z"],
+        &[
+            "forced X: MAY_LOAD_AFFECTED",
+            "\"loader_parent\" -> \"plug\" (any plugin: std::filesystem::path::parent_path() in its bytes climbs out of every directory it starts from)",
+            "\"loader_dirname\" -> \"plug\" (any plugin: dirname() in its bytes climbs",
+            "\"loader_dotdot\" -> \"plug\" (any plugin: \"..\" in its bytes climbs",
         ],
     );
 }
@@ -3922,6 +3976,7 @@ on_ninja!(
     oracle_class02_plugin_below_a_directory_the_program_climbs_to,
     oracle_class02_plugin_below_a_directory_a_linked_library_climbs_to,
     oracle_class02_plugin_below_the_directory_of_a_linked_library,
+    oracle_class02_plugin_reached_by_an_unbounded_climb,
     oracle_class02_plugin_in_a_named_directory_beside_a_longer_named_sibling,
     oracle_class02_working_directory_above_the_build_tree_reaches_no_plugin_in_it,
     oracle_class02_plugin_via_static_library_definition,
