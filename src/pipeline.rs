@@ -437,7 +437,7 @@ fn analyse_evidence(
             affected[t] = true;
         }
         let (loaded, load_gaps) =
-            reach::loaded_by_bytes(&graph, &mappings, &affected, &is_selected);
+            reach::loaded_by_bytes(&graph, catalogue, &mappings, &affected, &is_selected);
         decision.extend(load_gaps);
         for l in loaded {
             select(

@@ -200,6 +200,15 @@ enum Climb {
     Anywhere(&'static str),
 }
 
+/// The path of a [`Climb::Path`] that is relative (no leading `/`: it may
+/// be opened as it stands, from the working directory).
+fn relative_climb(c: &Climb) -> Option<&str> {
+    match c {
+        Climb::Path(p) if !p.starts_with('/') => Some(p),
+        _ => None,
+    }
+}
+
 /// Functions that give the parent of a directory, as their names stand in a
 /// binary's dynamic string table when it calls them from a shared library,
 /// each with its name in words (`QDir d(appDir); d.cdUp(); d.cd("plugins")`;
@@ -1143,6 +1152,7 @@ pub struct Loaded {
 /// selected when that set meets an affected loadable target.
 pub fn loaded_by_bytes(
     graph: &Graph<'_>,
+    catalogue: &Catalogue,
     mappings: &[TestMapping],
     affected: &[bool],
     selected: &[bool],
@@ -1197,16 +1207,33 @@ pub fn loaded_by_bytes(
             }
         }
     }
-    let mut reaches = vec![false; n];
-    let mut queue: Vec<usize> = (0..n)
-        .filter(|&t| visited[t] && affected[t] && is_loadable(model.targets[t].kind))
-        .collect();
-    while let Some(t) = queue.pop() {
-        if std::mem::replace(&mut reaches[t], true) {
-            continue;
+    let back = |from: Vec<usize>| {
+        let mut hit = vec![false; n];
+        let mut queue = from;
+        while let Some(t) = queue.pop() {
+            if std::mem::replace(&mut hit[t], true) {
+                continue;
+            }
+            queue.extend(rev[t].iter().copied().filter(|&p| !hit[p]));
         }
-        queue.extend(rev[t].iter().copied().filter(|&p| !reaches[p]));
-    }
+        hit
+    };
+    let reaches = back(
+        (0..n)
+            .filter(|&t| visited[t] && affected[t] && is_loadable(model.targets[t].kind))
+            .collect(),
+    );
+    // A relative climbing path ("../../lib/plugins") may also be resolved
+    // against the working directory of the test that runs the binary: the
+    // targets that reach a binary holding one need a walk of their own.
+    let mut climbers: Vec<usize> = scans
+        .scanned
+        .iter()
+        .filter(|(_, (_, climbs))| climbs.iter().any(|c| relative_climb(c).is_some()))
+        .map(|(&t, _)| t)
+        .collect();
+    climbers.sort_unstable();
+    let reaches_climber = back(climbers);
     let mut out = Vec::new();
     for (ti, m) in mappings.iter().enumerate() {
         if selected[ti] {
@@ -1215,9 +1242,20 @@ pub fn loaded_by_bytes(
         let TestMapping::Mapped { direct } = m else {
             continue;
         };
-        if !direct.iter().any(|&d| reaches[d]) {
+        let wds: Vec<String> = if direct.iter().any(|&d| reaches_climber[d]) {
+            working_dirs(&catalogue.tests[ti], model)
+                .into_iter()
+                .flatten()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if wds.is_empty() && !direct.iter().any(|&d| reaches[d]) {
             continue;
         }
+        // This test's own edges: plugins below a directory that a binary's
+        // relative climbing path names from one of its working directories.
+        let mut wd_why: FastMap<(usize, usize), String> = FastMap::default();
         // Everything the test may run or load, with how it got there.
         let mut reach: Vec<usize> = graph.closure(direct);
         let mut seen: FastSet<usize> = reach.iter().copied().collect();
@@ -1234,9 +1272,25 @@ pub fn loaded_by_bytes(
             if !is_loadable(model.targets[t].kind) {
                 continue;
             }
-            let named = mentions
+            let mut named = mentions
                 .entry(t)
-                .or_insert_with(|| may_load(graph, (&sorted, &plugins), t, &mut scans));
+                .or_insert_with(|| may_load(graph, (&sorted, &plugins), t, &mut scans))
+                .clone();
+            let climbs = scans.scanned.get(&t).map_or(&[][..], |(_, c)| c.as_slice());
+            for climb in climbs.iter().filter_map(relative_climb) {
+                for wd in &wds {
+                    let dir = paths::join_fold(wd, climb);
+                    for (o, _) in modules_below(model, &sorted, &plugins, &dir) {
+                        if o != t && !named.contains(&o) {
+                            named.push(o);
+                            wd_why.insert(
+                                (t, o),
+                                format!("below {dir}, which {climb:?} in its bytes names from the test's working directory {wd}"),
+                            );
+                        }
+                    }
+                }
+            }
             for &n in named.iter() {
                 for c in graph.closure(&[n]) {
                     if seen.insert(c) {
@@ -1263,7 +1317,10 @@ pub fn loaded_by_bytes(
                 .map(|(i, &t)| {
                     let why = i
                         .checked_sub(1)
-                        .and_then(|p| scans.edge_why.get(&(via[p], t)))
+                        .and_then(|p| {
+                            let edge = (via[p], t);
+                            wd_why.get(&edge).or_else(|| scans.edge_why.get(&edge))
+                        })
                         .map_or(String::new(), |w| format!(" ({w})"));
                     format!("{:?}{why}", model.targets[t].name)
                 })

@@ -1259,6 +1259,26 @@ fn channel(test: char, deps: bool) -> Channel {
                 )],
             }
         }
+        // A program in `bin/` whose test runs in `run/sub/` and loads what
+        // `../../lib/myplugins` holds, opened as it stands: relative to the
+        // working directory (from the program's own directory the same climb
+        // leaves the build tree).
+        'a' => Channel {
+            cmake: format!(
+                "set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/lib/myplugins)\n\
+                 file(MAKE_DIRECTORY ${{CMAKE_BINARY_DIR}}/run/sub)\n{}",
+                loader_exe(
+                    "loader_wd_climb",
+                    "a",
+                    deps,
+                    " WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/run/sub"
+                )
+            ),
+            files: vec![(
+                "loader_wd_climb.cpp",
+                leak(loader_dir_main("std::string(\"../../lib\")")),
+            )],
+        },
         other => panic!("no channel {other}"),
     }
 }
@@ -1521,6 +1541,22 @@ fn oracle_class02_plugin_reached_by_an_unbounded_climb() {
             "\"loader_parent\" -> \"plug\" (any plugin: std::filesystem::path::parent_path() in its bytes climbs out of every directory it starts from)",
             "\"loader_dirname\" -> \"plug\" (any plugin: dirname() in its bytes climbs",
             "\"loader_dotdot\" -> \"plug\" (any plugin: \"..\" in its bytes climbs",
+        ],
+    );
+}
+
+/// A relative climbing path opened from the test's working directory. (Joined
+/// only to the program's directory: `exit 0 omits tests whose result changed: ["a"]`.)
+#[test]
+fn oracle_class02_plugin_below_a_directory_the_program_climbs_to_from_the_working_directory() {
+    expect_channels(
+        "c02-climb-wd",
+        "a",
+        &["A", "a"],
+        &[
+            "forced a: MAY_LOAD_AFFECTED",
+            "\"loader_wd_climb\" -> \"plug\" (below ",
+            "/build/lib, which \"../../lib\" in its bytes names from the test's working directory ",
         ],
     );
 }
@@ -3977,6 +4013,7 @@ on_ninja!(
     oracle_class02_plugin_below_a_directory_a_linked_library_climbs_to,
     oracle_class02_plugin_below_the_directory_of_a_linked_library,
     oracle_class02_plugin_reached_by_an_unbounded_climb,
+    oracle_class02_plugin_below_a_directory_the_program_climbs_to_from_the_working_directory,
     oracle_class02_plugin_in_a_named_directory_beside_a_longer_named_sibling,
     oracle_class02_working_directory_above_the_build_tree_reaches_no_plugin_in_it,
     oracle_class02_plugin_via_static_library_definition,
