@@ -1012,6 +1012,7 @@ pub fn extend_mappings(
         })
         .collect();
     let reaches_source = graph.reverse_bfs(&sources);
+    let mut file_named: FastMap<(String, Option<String>), Named> = FastMap::default();
     let mut out = Vec::with_capacity(catalogue.tests.len());
     for (test, m) in catalogue.tests.iter().zip(mappings.iter_mut()) {
         let TestMapping::Mapped { direct } = m else {
@@ -1020,6 +1021,13 @@ pub fn extend_mappings(
         };
         let mut own = Named::default();
         scan_test(lookup, test, &mut own);
+        scan_named_files(
+            lookup,
+            test,
+            &mut own,
+            (max_bytes, &mut gaps),
+            &mut file_named,
+        );
         let mut named = own.clone();
         let wds = working_dirs(test, model);
         let mut looked: FastSet<String> = FastSet::default();
@@ -1080,6 +1088,67 @@ pub fn extend_mappings(
         out.push(r);
     }
     (out, gaps)
+}
+
+/// The build-tree files that configure or generate wrote and that a test's
+/// texts name (`out.configured`: a list of plugin paths `file(GENERATE)`
+/// wrote, a configured settings file its program reads) are texts of the
+/// test too, read as they stand now; so are the ones those name, each read
+/// once per working directory (`cache`). Relative paths in one are joined to
+/// its own directory and to each working directory of the test. One that
+/// cannot be read, or is larger than `max_bytes`, is a gap.
+fn scan_named_files(
+    lookup: &Lookup<'_, '_>,
+    test: &Test,
+    out: &mut Named,
+    (max_bytes, gaps): (u64, &mut Vec<Gap>),
+    cache: &mut FastMap<(String, Option<String>), Named>,
+) {
+    if out.configured.is_empty() {
+        return;
+    }
+    let wds = working_dirs(test, lookup.model);
+    let mut queue: Vec<String> = out.configured.clone();
+    let mut seen: FastSet<String> = queue.iter().cloned().collect();
+    while let Some(f) = queue.pop() {
+        if !std::fs::metadata(&f).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let text = match crate::ingest::read_capped(&f, max_bytes) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => {
+                gaps.push(Gap::new(
+                    Code::DepPrereqUninspectable,
+                    format!(
+                        "{f}, which test {:?} names, cannot be read to see what it names: {e}",
+                        test.name
+                    ),
+                ));
+                continue;
+            }
+        };
+        let own_dir = dir_of(&f).to_owned();
+        let bases = std::iter::once(Some(own_dir)).chain(wds.iter().cloned());
+        for wd in bases {
+            let n = cache.entry((f.clone(), wd.clone())).or_insert_with(|| {
+                let mut n = Named::default();
+                lookup.scan_text(&text, wd.as_deref(), false, &mut n);
+                n
+            });
+            for (t, why) in &n.targets {
+                out.targets.push((*t, format!("names {f}, which {why}")));
+            }
+            out.source.extend(n.source.iter().cloned());
+            out.unknown
+                .extend(n.unknown.iter().map(|u| format!("names {f}, which {u}")));
+            for c in &n.configured {
+                if seen.insert(c.clone()) {
+                    out.configured.push(c.clone());
+                    queue.push(c.clone());
+                }
+            }
+        }
+    }
 }
 
 fn scan_test(lookup: &Lookup<'_, '_>, test: &Test, out: &mut Named) {

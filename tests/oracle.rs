@@ -1279,6 +1279,21 @@ fn channel(test: char, deps: bool) -> Channel {
                 leak(loader_dir_main("std::string(\"../../lib\")")),
             )],
         },
+        // The test names a file that file(GENERATE) writes at generate time,
+        // holding the plugin's path; the program reads the path from it.
+        'b' => Channel {
+            cmake: format!(
+                "file(GENERATE OUTPUT ${{CMAKE_BINARY_DIR}}/run/plugins.txt CONTENT \"$<TARGET_FILE:plug>\")\n{}",
+                loader_exe("loader_list", "b", deps, " ${CMAKE_BINARY_DIR}/run/plugins.txt")
+            ),
+            files: vec![(
+                "loader_list.cpp",
+                "#include \"load.h\"\n#include <fstream>\n#include <string>\n\
+                 int main(int argc, char** argv) {\n  if (argc < 2) return 2;\n  \
+                 std::ifstream in(argv[1]);\n  std::string path;\n  \
+                 if (!std::getline(in, path)) return 6;\n  return check_plugin(path.c_str());\n}\n",
+            )],
+        },
         other => panic!("no channel {other}"),
     }
 }
@@ -1557,6 +1572,22 @@ fn oracle_class02_plugin_below_a_directory_the_program_climbs_to_from_the_workin
             "forced a: MAY_LOAD_AFFECTED",
             "\"loader_wd_climb\" -> \"plug\" (below ",
             "/build/lib, which \"../../lib\" in its bytes names from the test's working directory ",
+        ],
+    );
+}
+
+/// The plugin's path is in a file the test names, written by file(GENERATE).
+/// (Without reading the files a test names: `exit 0 omits tests whose result
+/// changed: ["b"]`.)
+#[test]
+fn oracle_class02_plugin_path_read_from_a_generated_file_the_test_names() {
+    expect_channels(
+        "c02-listfile",
+        "b",
+        &["A", "b"],
+        &[
+            "-> target plug -> test b, which names ",
+            "/build/run/plugins.txt, which names artifact",
         ],
     );
 }
@@ -4014,6 +4045,7 @@ on_ninja!(
     oracle_class02_plugin_below_the_directory_of_a_linked_library,
     oracle_class02_plugin_reached_by_an_unbounded_climb,
     oracle_class02_plugin_below_a_directory_the_program_climbs_to_from_the_working_directory,
+    oracle_class02_plugin_path_read_from_a_generated_file_the_test_names,
     oracle_class02_plugin_in_a_named_directory_beside_a_longer_named_sibling,
     oracle_class02_working_directory_above_the_build_tree_reaches_no_plugin_in_it,
     oracle_class02_plugin_via_static_library_definition,
