@@ -1279,12 +1279,13 @@ fn channel(test: char, deps: bool) -> Channel {
                 leak(loader_dir_main("std::string(\"../../lib\")")),
             )],
         },
-        // The test names a file that file(GENERATE) writes at generate time,
-        // holding the plugin's path; the program reads the path from it.
+        // The test names a file that file(GENERATE) writes at generate time
+        // (one per configuration), holding the plugin's path; the program
+        // reads the path from it.
         'b' => Channel {
             cmake: format!(
-                "file(GENERATE OUTPUT ${{CMAKE_BINARY_DIR}}/run/plugins.txt CONTENT \"$<TARGET_FILE:plug>\")\n{}",
-                loader_exe("loader_list", "b", deps, " ${CMAKE_BINARY_DIR}/run/plugins.txt")
+                "file(GENERATE OUTPUT ${{CMAKE_BINARY_DIR}}/run/plugins-$<CONFIG>.txt CONTENT \"$<TARGET_FILE:plug>\")\n{}",
+                loader_exe("loader_list", "b", deps, " ${CMAKE_BINARY_DIR}/run/plugins-$<CONFIG>.txt")
             ),
             files: vec![(
                 "loader_list.cpp",
@@ -1587,7 +1588,8 @@ fn oracle_class02_plugin_path_read_from_a_generated_file_the_test_names() {
         &["A", "b"],
         &[
             "-> target plug -> test b, which names ",
-            "/build/run/plugins.txt, which names artifact",
+            "/build/run/plugins-",
+            ".txt, which names artifact",
         ],
     );
 }
