@@ -772,16 +772,15 @@ fn may_load(
     // the shared libraries it links, from the program's directory. An
     // unbounded climb (in t's bytes, or for a program in a linked library's)
     // may end anywhere: every plugin.
-    let mut climbs: Vec<(String, String, String)> = Vec::new();
     let mut anywhere: Option<String> = None;
     let mut take = |cs: &[Climb], bases: &[&str], whose: &str| {
         for c in cs {
             match c {
-                Climb::Path(p) => climbs.extend(
-                    bases
-                        .iter()
-                        .map(|d| (p.clone(), d.to_string(), whose.to_owned())),
-                ),
+                Climb::Path(climb) => looks.extend(bases.iter().map(|base| {
+                    let dir = paths::join_fold(base, climb.trim_start_matches('/'));
+                    let why = format!("below {dir}, which {climb:?} in {whose} bytes names");
+                    (dir, Some(why))
+                })),
                 Climb::Anywhere(what) => {
                     anywhere.get_or_insert_with(|| {
                         format!("any plugin: {what} in {whose} bytes climbs out of every directory it starts from")
@@ -800,11 +799,6 @@ fn may_load(
             }
         }
     }
-    looks.extend(climbs.into_iter().map(|(climb, base, whose)| {
-        let dir = paths::join_fold(&base, climb.trim_start_matches('/'));
-        let why = format!("below {dir}, which {climb:?} in {whose} bytes names");
-        (dir, Some(why))
-    }));
     let mut seen: FastSet<usize> = found.iter().copied().collect();
     seen.insert(t);
     if let Some(why) = &anywhere {
@@ -1012,24 +1006,24 @@ pub fn extend_mappings(
         })
         .collect();
     let reaches_source = graph.reverse_bfs(&sources);
-    let mut file_named: FastMap<(String, Option<String>), Named> = FastMap::default();
+    let mut file_named = NamedFiles::default();
     let mut out = Vec::with_capacity(catalogue.tests.len());
     for (test, m) in catalogue.tests.iter().zip(mappings.iter_mut()) {
         let TestMapping::Mapped { direct } = m else {
             out.push(TestReach::default());
             continue;
         };
+        let wds = working_dirs(test, model);
         let mut own = Named::default();
-        scan_test(lookup, test, &mut own);
+        scan_test(lookup, test, &wds, &mut own);
         scan_named_files(
             lookup,
-            test,
+            (test, &wds),
             &mut own,
             (max_bytes, &mut gaps),
             &mut file_named,
         );
         let mut named = own.clone();
-        let wds = working_dirs(test, model);
         let mut looked: FastSet<String> = FastSet::default();
         lookup.modules_beside(direct, &wds, &mut looked, &mut named);
         let mut via: Vec<(usize, String)> = Vec::new();
@@ -1090,33 +1084,45 @@ pub fn extend_mappings(
     (out, gaps)
 }
 
+/// The configure-time files tests name, each read and scanned once per run
+/// ([`scan_named_files`]).
+#[derive(Default)]
+struct NamedFiles {
+    /// File → its text; `None` when it is no regular file, `Err` when it
+    /// cannot be read (the reason).
+    texts: FastMap<String, Option<Result<String, String>>>,
+    /// (file, directory its relative paths are joined to) → what it names.
+    named: FastMap<(String, Option<String>), Named>,
+}
+
 /// The build-tree files that configure or generate wrote and that a test's
 /// texts name (`out.configured`: a list of plugin paths `file(GENERATE)`
 /// wrote, a configured settings file its program reads) are texts of the
 /// test too, read as they stand now; so are the ones those name, each read
-/// once per working directory (`cache`). Relative paths in one are joined to
-/// its own directory and to each working directory of the test. One that
+/// once per run (`cache`). Relative paths in one are joined to its own
+/// directory and to each working directory `wds` of the test. One that
 /// cannot be read, or is larger than `max_bytes`, is a gap.
 fn scan_named_files(
     lookup: &Lookup<'_, '_>,
-    test: &Test,
+    (test, wds): (&Test, &[Option<String>]),
     out: &mut Named,
     (max_bytes, gaps): (u64, &mut Vec<Gap>),
-    cache: &mut FastMap<(String, Option<String>), Named>,
+    cache: &mut NamedFiles,
 ) {
-    if out.configured.is_empty() {
-        return;
-    }
-    let wds = working_dirs(test, lookup.model);
     let mut queue: Vec<String> = out.configured.clone();
     let mut seen: FastSet<String> = queue.iter().cloned().collect();
     while let Some(f) = queue.pop() {
-        if !std::fs::metadata(&f).is_ok_and(|m| m.is_file()) {
-            continue;
-        }
-        let text = match crate::ingest::read_capped(&f, max_bytes) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => {
+        let text = cache.texts.entry(f.clone()).or_insert_with(|| {
+            std::fs::metadata(&f).is_ok_and(|m| m.is_file()).then(|| {
+                crate::ingest::read_capped(&f, max_bytes)
+                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                    .map_err(|e| e.to_string())
+            })
+        });
+        let text = match text {
+            None => continue,
+            Some(Ok(text)) => text,
+            Some(Err(e)) => {
                 gaps.push(Gap::new(
                     Code::DepPrereqUninspectable,
                     format!(
@@ -1128,13 +1134,15 @@ fn scan_named_files(
             }
         };
         let own_dir = dir_of(&f).to_owned();
-        let bases = std::iter::once(Some(own_dir)).chain(wds.iter().cloned());
-        for wd in bases {
-            let n = cache.entry((f.clone(), wd.clone())).or_insert_with(|| {
-                let mut n = Named::default();
-                lookup.scan_text(&text, wd.as_deref(), false, &mut n);
-                n
-            });
+        for wd in std::iter::once(Some(own_dir)).chain(wds.iter().cloned()) {
+            let n = cache
+                .named
+                .entry((f.clone(), wd.clone()))
+                .or_insert_with(|| {
+                    let mut n = Named::default();
+                    lookup.scan_text(text, wd.as_deref(), false, &mut n);
+                    n
+                });
             for (t, why) in &n.targets {
                 out.targets.push((*t, format!("names {f}, which {why}")));
             }
@@ -1151,9 +1159,10 @@ fn scan_named_files(
     }
 }
 
-fn scan_test(lookup: &Lookup<'_, '_>, test: &Test, out: &mut Named) {
-    let wds = working_dirs(test, lookup.model);
-    for wd in &wds {
+/// What `test`'s own texts name, each relative name joined to each of its
+/// working directories `wds` ([`working_dirs`]).
+fn scan_test(lookup: &Lookup<'_, '_>, test: &Test, wds: &[Option<String>], out: &mut Named) {
+    for wd in wds {
         let wd = wd.as_deref();
         for t in test
             .command
@@ -1295,14 +1304,14 @@ pub fn loaded_by_bytes(
     // A relative climbing path ("../../lib/plugins") may also be resolved
     // against the working directory of the test that runs the binary: the
     // targets that reach a binary holding one need a walk of their own.
-    let mut climbers: Vec<usize> = scans
-        .scanned
-        .iter()
-        .filter(|(_, (_, climbs))| climbs.iter().any(|c| relative_climb(c).is_some()))
-        .map(|(&t, _)| t)
-        .collect();
-    climbers.sort_unstable();
-    let reaches_climber = back(climbers);
+    let reaches_climber = back(
+        scans
+            .scanned
+            .iter()
+            .filter(|(_, (_, climbs))| climbs.iter().any(|c| relative_climb(c).is_some()))
+            .map(|(&t, _)| t)
+            .collect(),
+    );
     let mut out = Vec::new();
     for (ti, m) in mappings.iter().enumerate() {
         if selected[ti] {
@@ -1341,17 +1350,18 @@ pub fn loaded_by_bytes(
             if !is_loadable(model.targets[t].kind) {
                 continue;
             }
-            let mut named = mentions
+            let named = mentions
                 .entry(t)
-                .or_insert_with(|| may_load(graph, (&sorted, &plugins), t, &mut scans))
-                .clone();
+                .or_insert_with(|| may_load(graph, (&sorted, &plugins), t, &mut scans));
+            // Only this test's walk takes the plugins its working directories add.
+            let mut from_wd: Vec<usize> = Vec::new();
             let climbs = scans.scanned.get(&t).map_or(&[][..], |(_, c)| c.as_slice());
             for climb in climbs.iter().filter_map(relative_climb) {
                 for wd in &wds {
                     let dir = paths::join_fold(wd, climb);
                     for (o, _) in modules_below(model, &sorted, &plugins, &dir) {
-                        if o != t && !named.contains(&o) {
-                            named.push(o);
+                        if o != t && !named.contains(&o) && !from_wd.contains(&o) {
+                            from_wd.push(o);
                             wd_why.insert(
                                 (t, o),
                                 format!("below {dir}, which {climb:?} in its bytes names from the test's working directory {wd}"),
@@ -1360,7 +1370,7 @@ pub fn loaded_by_bytes(
                     }
                 }
             }
-            for &n in named.iter() {
+            for &n in named.iter().chain(&from_wd) {
                 for c in graph.closure(&[n]) {
                     if seen.insert(c) {
                         parent.insert(c, t);
