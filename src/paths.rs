@@ -251,6 +251,37 @@ pub fn real(path: &str) -> Option<String> {
     Some(fold(r.as_str()))
 }
 
+/// The elements of `sorted` (sorted by `key`, folded paths) that are `dir`
+/// or lie below it. Those below share the prefix `dir/` and so are one run;
+/// a sibling such as `dir-old/x` or `dir.d/x` sorts between `dir` and
+/// `dir/`, so a scan from `dir` that stops at the first path outside would
+/// miss them all.
+pub fn at_or_below<'a, T>(
+    sorted: &'a [T],
+    key: impl Fn(&T) -> &str,
+    dir: &str,
+) -> impl Iterator<Item = &'a T> + 'a {
+    let dir = dir
+        .strip_suffix('/')
+        .filter(|d| !d.is_empty())
+        .unwrap_or(dir);
+    let prefix = if dir == "/" {
+        "/".to_owned()
+    } else {
+        format!("{dir}/")
+    };
+    let lo = sorted.partition_point(|x| key(x) < prefix.as_str());
+    let hi = lo + sorted[lo..].partition_point(|x| key(x).starts_with(prefix.as_str()));
+    let exact_lo = sorted.partition_point(|x| key(x) < dir);
+    let exact_hi = exact_lo + sorted[exact_lo..].partition_point(|x| key(x) == dir);
+    let exact = if dir == "/" {
+        &sorted[..0]
+    } else {
+        &sorted[exact_lo..exact_hi]
+    };
+    exact.iter().chain(&sorted[lo..hi])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,5 +375,28 @@ mod tests {
                 proptest::prop_assert_eq!(join_fold(&base, &rel), fold(&format!("{base}/{rel}")));
             }
         }
+    }
+
+    #[test]
+    fn at_or_below_keeps_the_whole_run_past_longer_named_siblings() {
+        let mut sorted = vec![
+            "/b/p",
+            "/b/p-old/x.so",
+            "/b/p.d/y.so",
+            "/b/p/a.so",
+            "/b/p/z/b.so",
+            "/b/pq/c.so",
+            "/b/q/d.so",
+            "/c/e.so",
+        ];
+        sorted.sort_unstable();
+        let below =
+            |dir: &str| -> Vec<&str> { at_or_below(&sorted, |s| s, dir).copied().collect() };
+        assert_eq!(below("/b/p"), vec!["/b/p", "/b/p/a.so", "/b/p/z/b.so"]);
+        assert_eq!(below("/b/p/"), vec!["/b/p", "/b/p/a.so", "/b/p/z/b.so"]);
+        assert_eq!(below("/b/p/z"), vec!["/b/p/z/b.so"]);
+        assert_eq!(below("/b/q"), vec!["/b/q/d.so"]);
+        assert_eq!(below("/b/r"), Vec::<&str>::new());
+        assert_eq!(below("/").len(), sorted.len());
     }
 }

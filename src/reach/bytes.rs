@@ -1,0 +1,320 @@
+//! The bytes channel: the names a program or library keeps for run time.
+//! Every artifact file name that stands as a token in the run-time data
+//! sections of a binary (strings, `.rodata`, `.data`, `.dynstr`; the whole
+//! file when it is no ELF file) is a binary it may load or run; the
+//! [`Climb`]s those bytes hold say where else it may look.
+
+use std::io::{Read, Seek, SeekFrom};
+
+use super::climbs::{climbing_path, unbounded_climb, Climb};
+use super::plugins::is_loadable;
+use crate::fasthash::FastMap;
+use crate::ingest::file_api::Codemodel;
+use crate::reason::{Code, Gap};
+
+/// Bytes a file name token is made of.
+#[inline]
+pub(super) fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-' | b'~' | b'@' | b'#')
+}
+
+/// The loadable targets whose artifact file names appear as tokens in the
+/// run-time bytes of `t`'s artifacts, and the [`climbing_path`]s those bytes
+/// hold (sorted, each once). A binary that cannot be read is a gap.
+pub(super) fn scan_target_binaries(
+    model: &Codemodel,
+    t: usize,
+    scanner: &mut Scanner<'_>,
+    gaps: &mut Vec<Gap>,
+) -> (Vec<usize>, Vec<Climb>) {
+    let mut found: Vec<usize> = Vec::new();
+    let mut climbs: Vec<Climb> = Vec::new();
+    for a in &model.targets[t].artifacts {
+        match std::fs::metadata(a) {
+            Err(_) => continue, // never built: nothing can run or load it
+            Ok(m) if !m.is_file() => continue,
+            Ok(_) => {}
+        }
+        if let Err(e) = scanner.scan(a, (&mut found, &mut climbs)) {
+            gaps.push(Gap::new(
+                Code::RuntimeLoadedTarget,
+                format!(
+                    "{} of target {:?} cannot be read to see which programs and libraries it may load: {e}",
+                    a, model.targets[t].name
+                ),
+            ));
+        }
+    }
+    found.retain(|&o| o != t && is_loadable(model.targets[o].kind));
+    found.sort_unstable();
+    found.dedup();
+    climbs.sort_unstable();
+    climbs.dedup();
+    (found, climbs)
+}
+
+/// Byte ranges of `file` where a program keeps the names it uses at run
+/// time: the allocated, file-backed data sections of an ELF file (strings,
+/// `.rodata`, `.data`, `.dynstr`; not code, symbol tables or debug
+/// information); the whole file otherwise.
+fn runtime_ranges(f: &mut std::fs::File, len: u64) -> std::io::Result<Vec<(u64, u64)>> {
+    let mut head = [0u8; 64];
+    let n = f.read(&mut head)?;
+    let whole = Ok(vec![(0, len)]);
+    if n < 52 || &head[..4] != b"\x7fELF" || head[5] != 1 {
+        return whole; // not little-endian ELF: scan everything
+    }
+    let is64 = match head[4] {
+        1 => false,
+        2 => true,
+        _ => return whole,
+    };
+    let u16_at = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as u64;
+    let u32_at =
+        |b: &[u8], o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]) as u64;
+    let u64_at = |b: &[u8], o: usize| {
+        u64::from_le_bytes([
+            b[o],
+            b[o + 1],
+            b[o + 2],
+            b[o + 3],
+            b[o + 4],
+            b[o + 5],
+            b[o + 6],
+            b[o + 7],
+        ])
+    };
+    let (shoff, shentsize, shnum) = if is64 {
+        (
+            u64_at(&head, 0x28),
+            u16_at(&head, 0x3a),
+            u16_at(&head, 0x3c),
+        )
+    } else {
+        (
+            u32_at(&head, 0x20),
+            u16_at(&head, 0x2e),
+            u16_at(&head, 0x30),
+        )
+    };
+    let need = if is64 { 64 } else { 40 };
+    if shnum == 0 || shentsize < need || shoff >= len || shnum * shentsize > len - shoff {
+        return whole;
+    }
+    let mut table = vec![0u8; (shnum * shentsize) as usize];
+    f.seek(SeekFrom::Start(shoff))?;
+    f.read_exact(&mut table)?;
+    let shstrndx = if is64 {
+        u16_at(&head, 0x3e)
+    } else {
+        u16_at(&head, 0x32)
+    };
+    let section = |i: usize| {
+        let s = &table[i * shentsize as usize..];
+        let (flags, off, size) = if is64 {
+            (u64_at(s, 8), u64_at(s, 24), u64_at(s, 32))
+        } else {
+            (u32_at(s, 8), u32_at(s, 16), u32_at(s, 20))
+        };
+        (u32_at(s, 0), u32_at(s, 4), flags, off, size)
+    };
+    // Section names, to keep the data sections (strings live there).
+    let mut names = Vec::new();
+    if (shstrndx as usize) < shnum as usize {
+        let (_, _, _, off, size) = section(shstrndx as usize);
+        if off <= len && size <= len - off && size < (64 << 20) {
+            names = vec![0u8; size as usize];
+            f.seek(SeekFrom::Start(off))?;
+            f.read_exact(&mut names)?;
+        }
+    }
+    let name_of = |at: u64| -> &[u8] {
+        let rest = names.get(at as usize..).unwrap_or(&[]);
+        &rest[..rest.iter().position(|&b| b == 0).unwrap_or(rest.len())]
+    };
+    const SHF_ALLOC: u64 = 2;
+    const SHF_EXECINSTR: u64 = 4;
+    const SHF_STRINGS: u64 = 0x20;
+    const SHT_NOBITS: u64 = 8;
+    let mut ranges = Vec::new();
+    for i in 0..shnum as usize {
+        let (name, sh_type, flags, off, size) = section(i);
+        if flags & SHF_ALLOC == 0
+            || flags & SHF_EXECINSTR != 0
+            || sh_type == SHT_NOBITS
+            || size == 0
+        {
+            continue;
+        }
+        // Data a program reads at run time: string sections, and .rodata/.data
+        // (arrays initialised with a name) and .dynstr (needed libraries, rpaths).
+        let n = name_of(name);
+        let data = flags & SHF_STRINGS != 0
+            || names.is_empty()
+            || [
+                &b".rodata"[..],
+                b".data",
+                b".dynstr",
+                b".tdata",
+                b".lrodata",
+                b".ldata",
+            ]
+            .iter()
+            .any(|p| n.starts_with(p));
+        if !data {
+            continue;
+        }
+        if off > len || size > len - off {
+            return whole; // inconsistent table: scan everything
+        }
+        ranges.push((off, size));
+    }
+    Ok(ranges)
+}
+
+/// The artifact file names with bytes outside [`is_name_byte`] (searched as
+/// substrings, not tokens), with their targets, sorted.
+pub(super) fn odd_names(names: &FastMap<String, Vec<usize>>) -> Vec<(&String, &Vec<usize>)> {
+    let mut odd: Vec<_> = names
+        .iter()
+        .filter(|(k, _)| !k.bytes().all(is_name_byte))
+        .collect();
+    odd.sort();
+    odd
+}
+
+/// What one run scans binaries for, set up once: every artifact file name,
+/// their length bounds, the names that need a substring search, and one
+/// read buffer for every binary.
+pub(super) struct Scanner<'n> {
+    names: &'n FastMap<String, Vec<usize>>,
+    min_len: usize,
+    max_len: usize,
+    odd: Vec<(&'n String, &'n Vec<usize>)>,
+    buf: Vec<u8>,
+}
+
+impl<'n> Scanner<'n> {
+    pub(super) fn new(names: &'n FastMap<String, Vec<usize>>) -> Self {
+        let (min_len, max_len) = names.keys().fold((usize::MAX, 0), |(lo, hi), k| {
+            (lo.min(k.len()), hi.max(k.len()))
+        });
+        let odd = odd_names(names);
+        Scanner {
+            names,
+            min_len,
+            max_len,
+            odd,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Adds the targets whose artifact file name is a token of `path`'s
+    /// run-time bytes, and the [`climbing_path`]s they hold.
+    fn scan(&mut self, path: &str, out: (&mut Vec<usize>, &mut Vec<Climb>)) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            self.buf = vec![0u8; 1 << 20];
+        }
+        let (names, min_len, max_len) = (self.names, self.min_len, self.max_len);
+        let (odd, buf) = (&self.odd, &mut self.buf);
+        scan_binary(path, names, (min_len, max_len), odd, buf, out)
+    }
+}
+
+/// Adds the targets whose artifact file name is a token of `path`'s run-time
+/// bytes to `found`, and the [`climbing_path`]s those bytes hold to `climbs`.
+fn scan_binary(
+    path: &str,
+    names: &FastMap<String, Vec<usize>>,
+    (min_len, max_len): (usize, usize),
+    odd: &[(&String, &Vec<usize>)],
+    buf: &mut [u8],
+    (found, climbs): (&mut Vec<usize>, &mut Vec<Climb>),
+) -> std::io::Result<()> {
+    let mut f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    let ranges = runtime_ranges(&mut f, len)?;
+    for (off, size) in ranges {
+        f.seek(SeekFrom::Start(off))?;
+        let mut left = size;
+        let mut run: Vec<u8> = Vec::with_capacity(max_len + 1);
+        let mut tail: Vec<u8> = Vec::new();
+        let check = |run: &[u8], next: Option<u8>, found: &mut Vec<usize>| {
+            if run.len() >= min_len && run.len() <= max_len && next != Some(b'/') {
+                if let Some(owners) = std::str::from_utf8(run).ok().and_then(|s| names.get(s)) {
+                    found.extend(owners.iter().copied());
+                }
+            }
+        };
+        let mut too_long = false;
+        // The run of path bytes (name bytes and `/`) the byte is in, for
+        // [`climbing_path`]; one longer than a path may be is none.
+        let mut path_run: Vec<u8> = Vec::new();
+        let mut path_too_long = false;
+        let mut end_path_run = |path_run: &mut Vec<u8>, too_long: bool| {
+            if !too_long {
+                if let Some(what) = unbounded_climb(path_run) {
+                    climbs.push(Climb::Anywhere(what));
+                } else if path_run.contains(&b'.') {
+                    if let Some(p) = climbing_path(path_run) {
+                        climbs.push(Climb::Path(p.to_owned()));
+                    }
+                }
+            }
+            path_run.clear();
+        };
+        while left > 0 {
+            let want = left.min(buf.len() as u64) as usize;
+            f.read_exact(&mut buf[..want])?;
+            left -= want as u64;
+            let chunk = &buf[..want];
+            for &b in chunk {
+                if is_name_byte(b) || b == b'/' {
+                    if path_run.len() < MAX_CLIMBING_PATH {
+                        path_run.push(b);
+                    } else {
+                        path_too_long = true;
+                    }
+                } else if !path_run.is_empty() {
+                    end_path_run(&mut path_run, path_too_long);
+                    path_too_long = false;
+                }
+                if is_name_byte(b) {
+                    if run.len() <= max_len {
+                        run.push(b);
+                    } else {
+                        too_long = true;
+                    }
+                } else {
+                    if !run.is_empty() && !too_long {
+                        check(&run, Some(b), found);
+                    }
+                    run.clear();
+                    too_long = false;
+                }
+            }
+            if !odd.is_empty() {
+                let mut joined = std::mem::take(&mut tail);
+                joined.extend_from_slice(chunk);
+                for (name, owners) in odd {
+                    let n = name.as_bytes();
+                    if joined.windows(n.len()).any(|w| w == n) {
+                        found.extend(owners.iter().copied());
+                    }
+                }
+                let keep = joined.len().min(max_len);
+                tail = joined[joined.len() - keep..].to_vec();
+            }
+        }
+        if !run.is_empty() && !too_long {
+            check(&run, None, found);
+        }
+        if !path_run.is_empty() {
+            end_path_run(&mut path_run, path_too_long);
+        }
+    }
+    Ok(())
+}
+
+/// The longest run of path bytes [`scan_binary`] takes for a climbing path.
+const MAX_CLIMBING_PATH: usize = 4096;

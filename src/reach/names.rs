@@ -1,0 +1,256 @@
+//! What a text names: its absolute paths (and relative ones joined to a
+//! working directory), folded and looked up as artifacts, build-time
+//! outputs, source-tree paths, named build-tree directories and files; and
+//! its file-name tokens, looked up as artifact file names. Every channel
+//! that reads text (a test's command and environment, the files it names,
+//! its closure's definitions and headers, the scripts it runs) names
+//! through [`Lookup::scan_text`].
+
+use super::bytes::is_name_byte;
+use super::channel::working_dirs;
+use super::lookup::{Kind, Lookup};
+use super::named::Named;
+use crate::ingest::ctest::Test;
+use crate::paths;
+
+/// Bytes that end a path token (besides the end of the text).
+fn ends_path(c: char, allow_space: bool) -> bool {
+    matches!(
+        c,
+        '"' | '\'' | ';' | ',' | '\t' | '\n' | '\r' | '<' | '>' | '|' | '(' | ')' | '`' | '\0'
+    ) || (!allow_space && c == ' ')
+}
+
+/// Characters after which a path token may start.
+fn starts_after(c: char) -> bool {
+    !(c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '+' | '~' | '/' | '$' | '\\'))
+}
+
+impl Lookup<'_, '_> {
+    /// File-name tokens of `text` that are artifact names.
+    pub(super) fn scan_names(&self, text: &str, out: &mut Named) {
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if !is_name_byte(b[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && is_name_byte(b[i]) {
+                i += 1;
+            }
+            if b.get(i) == Some(&b'/') {
+                continue; // a directory component, not a file
+            }
+            let tok = &text[start..i];
+            if let Some(owners) = self.graph.artifact_names().get(tok) {
+                for &o in owners {
+                    out.targets.push((o, format!("names artifact file {tok}")));
+                }
+            }
+        }
+        for &(name, owners) in &self.odd_names {
+            if text.contains(name.as_str()) {
+                for &o in owners {
+                    out.targets.push((o, format!("names artifact file {name}")));
+                }
+            }
+        }
+    }
+
+    /// For a scripted test: the source-tree files its command names (the
+    /// scripts it runs, read but never run) and the targets whose artifacts
+    /// those files name.
+    pub fn script_targets(&self, test: &Test) -> (Vec<usize>, Vec<String>) {
+        let wds = working_dirs(test, self.model);
+        let wd = wds[0].as_deref();
+        let (src, build) = (&self.model.source_root, &self.model.build_root);
+        let mut files = Vec::new();
+        for arg in test.command.iter().flatten() {
+            for wd in &wds {
+                for p in Self::path_candidates(arg, wd.as_deref()) {
+                    if paths::is_within(&p, src)
+                        && !paths::is_within(&p, build)
+                        && std::fs::metadata(&p).is_ok_and(|m| m.is_file())
+                    {
+                        files.push(p);
+                    }
+                }
+            }
+        }
+        files.sort();
+        files.dedup();
+        let mut named = Named::default();
+        for f in &files {
+            if let Ok(bytes) = crate::ingest::read_capped(f, 16 << 20) {
+                let text = String::from_utf8_lossy(&bytes);
+                let dir = f.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+                self.scan_text(&text, wd.or(Some(dir)), false, &mut named);
+            }
+        }
+        let mut targets: Vec<usize> = named.targets.into_iter().map(|(t, _)| t).collect();
+        targets.sort_unstable();
+        targets.dedup();
+        (targets, files)
+    }
+
+    /// Path candidates in `text`: absolute ones, and relative ones joined to `wd`.
+    pub(super) fn path_candidates(text: &str, wd: Option<&str>) -> Vec<String> {
+        // Bytewise: every delimiter is ASCII, and no byte of a multi-byte
+        // UTF-8 character is ASCII, so slicing at these positions is safe.
+        const MAX: usize = 4096;
+        let b = text.as_bytes();
+        let ends = |c: u8, allow_space: bool| ends_path(c as char, allow_space);
+        let starts = |c: u8| c < 0x80 && starts_after(c as char);
+        let mut out = Vec::new();
+        for i in 0..b.len() {
+            let c = b[i];
+            if c >= 0x80 || (i > 0 && !starts(b[i - 1])) || ends(c, false) || c == b'=' || c == b':'
+            {
+                continue;
+            }
+            let absolute = c == b'/';
+            for allow_space in [false, true] {
+                let limit = (i + MAX).min(b.len());
+                let e = (i..limit)
+                    .find(|&j| ends(b[j], allow_space))
+                    .unwrap_or(limit);
+                if !text.is_char_boundary(e) {
+                    continue;
+                }
+                let tok = text[i..e].trim_end_matches([' ', '.', ':']);
+                if tok.is_empty() {
+                    continue;
+                }
+                if absolute {
+                    out.push(paths::fold(tok));
+                    // A search-path list (`QT_PLUGIN_PATH=/a/bin:/b`): the
+                    // element before each ':' too (those after one start
+                    // candidates of their own).
+                    for (at, _) in tok.match_indices(':') {
+                        out.push(paths::fold(&tok[..at]));
+                    }
+                } else if let Some(wd) = wd.filter(|w| w.starts_with('/')) {
+                    // A relative name: only file-like ones (a `/` or a `.`); a
+                    // bare word is an artifact name at most (see scan_names).
+                    if tok.contains('/') || tok.contains('.') {
+                        out.push(paths::join_fold(wd, tok));
+                    }
+                }
+                if e < limit && !allow_space && b[e] != b' ' {
+                    break; // both variants end at the same delimiter
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Everything `text` names. `is_wd`: the text is a working directory, which
+    /// names itself only (a test's default working directory holds much that
+    /// it does not read).
+    pub(super) fn scan_text(&self, text: &str, wd: Option<&str>, is_wd: bool, out: &mut Named) {
+        if !is_wd {
+            self.scan_names(text, out);
+        }
+        let (src, build) = (&self.model.source_root, &self.model.build_root);
+        let candidates = if is_wd {
+            vec![paths::fold(text)]
+        } else {
+            Self::path_candidates(text, wd)
+        };
+        for p in candidates {
+            for &o in self.graph.artifact_owners(&p) {
+                out.targets.push((o, format!("names artifact {p}")));
+            }
+            if paths::is_within(&p, src) && !paths::is_within(&p, build) {
+                out.source.push(p.clone());
+            }
+            if let Some(owners) = self.outputs.get(p.as_str()) {
+                for &o in owners {
+                    out.targets
+                        .push((o, format!("names build-time output {p}")));
+                }
+            }
+            let in_build = paths::is_within(&p, build);
+            if !in_build && !paths::is_within(&p, src) {
+                continue;
+            }
+            match self.kind(&p) {
+                Kind::Missing | Kind::AfterListing => {}
+                Kind::Dir if is_wd => {}
+                Kind::Dir => {
+                    // At any depth: plugin loaders look in subdirectories
+                    // (`QT_PLUGIN_PATH=DIR` loads `DIR/<type>/*.so`).
+                    for (o, a, artifact) in self.under(&p) {
+                        let why = if !artifact {
+                            format!("names directory {p}, which holds build-time output {a}")
+                        } else if a.rsplit_once('/').is_some_and(|(d, _)| d == p) {
+                            format!("names directory {p}, which holds its artifact")
+                        } else {
+                            format!("names directory {p}, which holds its artifact {a}")
+                        };
+                        out.targets.push((o, why));
+                    }
+                    // What else it holds that a program could load or run: a
+                    // plugin a POST_BUILD step copied there is no artifact.
+                    if in_build {
+                        let u = self.unexplained_in(&p);
+                        for (o, link) in &u.links {
+                            out.targets
+                                .push((*o, format!("names directory {p}, which holds {link}")));
+                        }
+                        out.configured.extend(u.configured.iter().cloned());
+                        out.unknown.extend(
+                            u.build_time
+                                .iter()
+                                .map(|f| format!("names directory {p}, which holds {f}")),
+                        );
+                    }
+                }
+                Kind::ConfigureTime | Kind::BuildTime if !in_build => {}
+                Kind::ConfigureTime => {
+                    if self.graph.artifact_owners(&p).is_empty()
+                        && !self.outputs.contains_key(p.as_str())
+                    {
+                        out.configured.push(p);
+                    }
+                }
+                Kind::BuildTime => {
+                    if self.graph.artifact_owners(&p).is_empty()
+                        && !self.outputs.contains_key(p.as_str())
+                    {
+                        out.unknown.push(format!("names {p}"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_candidates_cover_spellings() {
+        let c = Lookup::path_candidates("--plugin=/b/plugins//libp.so", None);
+        assert!(c.contains(&"/b/plugins/libp.so".to_owned()), "{c:?}");
+        let c = Lookup::path_candidates("PLUG=set:/b/x/libp.so", None);
+        assert!(c.contains(&"/b/x/libp.so".to_owned()), "{c:?}");
+        let c = Lookup::path_candidates("/dir with space/a.txt", None);
+        assert!(c.contains(&"/dir with space/a.txt".to_owned()), "{c:?}");
+        assert!(c.contains(&"/dir".to_owned()), "{c:?}");
+        let c = Lookup::path_candidates("./libp.so", Some("/b/plugins"));
+        assert!(c.contains(&"/b/plugins/libp.so".to_owned()), "{c:?}");
+        let c = Lookup::path_candidates("#define P \"/b/x.so\"", None);
+        assert!(c.contains(&"/b/x.so".to_owned()), "{c:?}");
+        // A search-path list: every element.
+        let c = Lookup::path_candidates("QT_PLUGIN_PATH=/b/bin:/usr/lib/qt5/plugins:", None);
+        for want in ["/b/bin", "/usr/lib/qt5/plugins"] {
+            assert!(c.contains(&want.to_owned()), "{want} not in {c:?}");
+        }
+    }
+}
