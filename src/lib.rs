@@ -8,6 +8,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr, clippy::dbg_macro)]
 #![warn(missing_docs)]
 
+pub mod analysis;
 pub mod changes;
 pub mod cli;
 pub mod decide;
@@ -23,19 +24,20 @@ pub mod policy;
 pub mod reach;
 pub mod reason;
 pub mod report;
+pub mod request;
 pub mod select;
 pub mod snapshot;
 pub mod vcs;
 pub mod verdict;
 
+pub use analysis::Analysis;
 pub use pipeline::analyse_request;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use decide::{Outcome, Verdict};
-use policy::Policy;
+use decide::Outcome;
 
 /// Runs one invocation: parses `args`, analyses, writes stdout/stderr, returns the exit code.
 pub fn run(
@@ -144,35 +146,4 @@ fn setup_error(o: &Outcome) -> bool {
             false
         }
     }
-}
-
-/// Everything the report layer may show about one run.
-#[derive(Debug)]
-pub struct Analysis {
-    /// The decision.
-    pub outcome: Outcome,
-    /// One verdict per registered test, sorted by name (empty when the catalogue is untrusted).
-    pub verdicts: Vec<Verdict>,
-    /// Classified changed paths, in input order.
-    pub changed: Vec<changes::Changed>,
-    /// Changed paths exactly as given (lossy for non-UTF-8), for identities.
-    pub changed_raw: Vec<String>,
-    /// Affected translation units (source paths relative to the source root).
-    pub affected_units: Vec<String>,
-    /// Targets owning an affected unit.
-    pub affected_direct: Vec<String>,
-    /// Targets affected only through dependencies.
-    pub affected_dependent: Vec<String>,
-    /// `(path, sha256)` of every evidence file read (only with `--format json` or `--receipt`).
-    pub evidence: Vec<(String, String)>,
-    /// The policy in force.
-    pub policy: Policy,
-    /// Every policy declaration the analysis applied, with what to.
-    pub declarations: Vec<declare::Use>,
-    /// Test name → the key of its data-flow group (fixtures, DEPENDS,
-    /// RESOURCE_LOCK), for tests in a group of two or more: `--shard` keeps a
-    /// group in one shard.
-    pub flow_groups: std::collections::BTreeMap<String, String>,
-    /// `diff2test snapshot`: the snapshot, when the evidence was complete.
-    pub snapshot: Option<serde_json::Value>,
 }

@@ -8,16 +8,18 @@
 
 use std::collections::HashSet;
 
+use crate::analysis::Analysis;
 use crate::decide::{select_code, Decision, Forced, Outcome};
 use crate::ingest::{self, Reader};
 use crate::policy::{self, OpaqueMode, Policy};
 use crate::reason::{Code, Gap};
+use crate::request::Request;
 use crate::select::{apply_policy, compare_base, names_changed, unvouched_prerequisites};
 use crate::verdict::{fallback_verdicts, verdicts};
-use crate::{changes, cli, declare, fasthash, graph, paths, reach, snapshot, vcs, Analysis};
+use crate::{changes, declare, fasthash, graph, paths, reach, snapshot, vcs};
 
 /// Steps 2-10 of the decision order. Pure with respect to output.
-pub fn analyse_request(req: &cli::Request, policy: Policy) -> Analysis {
+pub fn analyse_request(req: &Request, policy: Policy) -> Analysis {
     let reader = if req.needs_digests() {
         Reader::with_digests(req.limits.clone())
     } else {
@@ -98,7 +100,7 @@ fn stop_at_total_limit(
 
 /// Steps 3-10 once the catalogue is read (`catalogue_gap` when it could not be).
 fn analyse_evidence(
-    req: &cli::Request,
+    req: &Request,
     policy: Policy,
     reader: &Reader,
     ctest_bytes: Result<Vec<u8>, Gap>,

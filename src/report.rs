@@ -11,29 +11,18 @@
 pub mod ctest_regex;
 pub mod markdown;
 pub mod plan;
+mod text;
+
+use text::one_line;
 
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use crate::cli::Request;
+use crate::analysis::Analysis;
 use crate::decide::Outcome;
 use crate::graph::Chain;
 use crate::reason::Gap;
-use crate::Analysis;
-
-/// Output formats of `--format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// One test name per line, sorted.
-    Names,
-    /// Anchored, escaped regexes for `ctest -R`, one per line; run ctest once per line.
-    CtestRegex,
-    /// A `diff2test.plan.v2` JSON plan.
-    Json,
-    /// A markdown summary for CI step summaries: the state on its first line, counts, the
-    /// selected tests with one-line reasons, fallback reasons with their remedies.
-    Markdown,
-}
+use crate::request::{Format, Request};
 
 /// At most this many reasons per code are listed; the rest are counted.
 const MAX_REASONS_PER_CODE: usize = 25;
@@ -251,14 +240,6 @@ pub fn shard_of(a: &Analysis, name: &str, n: usize) -> usize {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     (h % n as u64) as usize
-}
-
-pub(crate) fn one_line(s: &str) -> String {
-    s.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The one-line text of a chain (also used as the plan's reason detail).

@@ -5,13 +5,13 @@
 use crate::decide::{select_code, Decision, Forced};
 use crate::policy::{self, Policy};
 use crate::reason::{Code, Gap};
-use crate::{changes, cli, ingest, paths, reach, snapshot, vcs};
+use crate::{changes, ingest, paths, reach, snapshot, vcs};
 
 /// The base snapshot, when `build_config = "compare"` and `--base-snapshot`
 /// are both given and the file is a readable snapshot; a gap otherwise
 /// (no gap when compare mode is off).
 pub(crate) fn compare_base(
-    req: &cli::Request,
+    req: &crate::request::Request,
     policy: &Policy,
     decision: &mut Decision,
 ) -> Option<serde_json::Value> {

@@ -39,6 +39,7 @@
 //! written at configure time and change only with a CMake input.
 
 use super::depfile_syntax;
+pub use super::evidence::{Automoc, Verdict};
 use super::evidence::{DepEvidence, FileId};
 use super::file_api::{Codemodel, CompiledSource, Target};
 use super::Reader;
@@ -66,25 +67,6 @@ fn is_rcc_candidate(c: &CompiledSource) -> bool {
 /// graph leaves it to [`join_automoc`]'s verdict.
 pub fn is_candidate(c: &CompiledSource) -> bool {
     is_moc_candidate(c) || is_rcc_candidate(c)
-}
-
-/// The verdict on one candidate: vouched, or the reason it stays opaque.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Autogen's evidence was read and joined: an ordinary unit.
-    Vouched,
-    /// Why the target stays opaque.
-    Opaque(String),
-}
-
-/// What the autogen evidence decided, for [`crate::graph::Graph`].
-#[derive(Clone, Debug, Default)]
-pub struct Automoc {
-    /// One verdict per candidate: `((target, compiled index), verdict)`, sorted.
-    pub verdicts: Vec<((usize, usize), Verdict)>,
-    /// Targets without a candidate whose units include an output autogen
-    /// wrote that nothing explains: (target, why), sorted.
-    pub opaque_consumers: Vec<(usize, String)>,
 }
 
 /// The autogen settings of one target that this module reads.

@@ -58,8 +58,8 @@ pub struct DepEvidence {
     pub assembler_includes: Vec<(usize, String, String)>,
     /// Qt AUTOMOC: whether each compilation unit autogen wrote
     /// (`<T>_autogen/mocs_compilation.cpp`) is vouched by autogen's own
-    /// evidence (see [`super::autogen::join_automoc`]).
-    pub automoc: super::autogen::Automoc,
+    /// evidence (see `autogen::join_automoc`).
+    pub automoc: Automoc,
     /// Prerequisites joined to a unit from evidence other than its own
     /// depfile or record: `(unit index, file)` → that evidence file (absolute),
     /// which its chains name instead of the unit's depfile.
@@ -220,4 +220,23 @@ impl NewerPrereqs {
             ));
         }
     }
+}
+
+/// The verdict on one candidate: vouched, or the reason it stays opaque.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Autogen's evidence was read and joined: an ordinary unit.
+    Vouched,
+    /// Why the target stays opaque.
+    Opaque(String),
+}
+
+/// What the autogen evidence decided (`super::autogen::join_automoc`), for the graph.
+#[derive(Clone, Debug, Default)]
+pub struct Automoc {
+    /// One verdict per candidate: `((target, compiled index), verdict)`, sorted.
+    pub verdicts: Vec<((usize, usize), Verdict)>,
+    /// Targets without a candidate whose units include an output autogen
+    /// wrote that nothing explains: (target, why), sorted.
+    pub opaque_consumers: Vec<(usize, String)>,
 }

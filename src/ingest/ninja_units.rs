@@ -4,7 +4,9 @@
 
 use std::time::SystemTime;
 
-use super::depfile::{stat_file, DirMemo, FileStat};
+use super::depfile::map::{leftover_hint, main_by_stem, SourceIndex};
+use super::depfile::objects::{ends_with_path, stem_below_object_dir};
+use super::depfile::stat::{stat_file, DirMemo, FileStat};
 use super::evidence::{DepEvidence, FileId, NewerPrereqs, Tu};
 use super::file_api::Codemodel;
 use super::ninja_deps::DepsLog;
@@ -209,7 +211,7 @@ pub(crate) fn merge(
     ev: &mut DepEvidence,
     gaps: &mut Vec<Gap>,
     model: &Codemodel,
-    sources: &super::depfile::SourceIndex<'_>,
+    sources: &SourceIndex<'_>,
     prepared: Prepared,
     max_path: usize,
 ) -> Vec<(usize, String)> {
@@ -296,12 +298,12 @@ pub(crate) fn merge(
             if model.multi_config {
                 below = below.split_once('/')?.1;
             }
-            let stem = super::depfile::stem_below_object_dir(below)?;
-            super::depfile::main_by_stem(
+            let stem = stem_below_object_dir(below)?;
+            main_by_stem(
                 rec.inputs[1..]
                     .iter()
                     .map(|&i| abs[i as usize].as_str())
-                    .filter(|p| super::depfile::ends_with_path(p, stem)),
+                    .filter(|p| ends_with_path(p, stem)),
                 |p| sources.get(target, p),
             )
         });
@@ -311,7 +313,7 @@ pub(crate) fn merge(
                 format!(
                     "{shown} record {out_rel}: first input {source} is not a compiled source of target {:?}{}",
                     t.name,
-                    super::depfile::leftover_hint(
+                    leftover_hint(
                         source,
                         "remove its object (`ninja -t cleandead` removes every output the build no longer declares), or build afresh"
                     )

@@ -5,12 +5,14 @@
 
 use std::fmt::Write as _;
 
+use crate::analysis::Analysis;
 use crate::decide::Outcome;
-use crate::Analysis;
 
 /// Escapes text for a markdown table cell.
 fn cell(s: &str) -> String {
-    super::one_line(s).replace('|', "\\|").replace('`', "'")
+    super::text::one_line(s)
+        .replace('|', "\\|")
+        .replace('`', "'")
 }
 
 /// Writes the summary of `a` (with `selection` as printed, sharded or not).

@@ -9,10 +9,10 @@
 
 use serde_json::{json, Value};
 
-use crate::cli::Request;
+use crate::analysis::Analysis;
 use crate::decide::Outcome;
 use crate::digest;
-use crate::Analysis;
+use crate::request::Request;
 
 /// Schema id of plans.
 pub const PLAN_SCHEMA: &str = "diff2test.plan.v2";

@@ -6,7 +6,9 @@ use std::time::SystemTime;
 
 use super::super::evidence::{DepEvidence, FileId, NewerPrereqs, PathIndex, Tu};
 use super::super::file_api::Codemodel;
-use super::*;
+use super::map::{Aged, LocalUnit};
+use super::stat::FileStat;
+
 use crate::fasthash::FastMap;
 use crate::reason::{Code, Gap};
 

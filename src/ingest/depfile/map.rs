@@ -2,10 +2,38 @@
 
 use super::super::evidence::FileId;
 use super::super::file_api::Codemodel;
-use super::*;
+use std::time::SystemTime;
+
 use crate::fasthash::FastMap;
 use crate::paths;
 use crate::reason::{Code, Gap};
+
+/// What one `.d` says, read before its owner target is known.
+pub(super) struct Parsed {
+    /// (device, inode) of the depfile, to catch one file listed under two spellings.
+    pub(super) identity: (u64, u64),
+    /// Targets of the first rule with prerequisites.
+    pub(super) main_targets: Vec<String>,
+    /// First prerequisite of that rule.
+    pub(super) first: Option<String>,
+    /// When the first prerequisite does not end with the object's stem
+    /// ([`object_stem`]): the later ones that do, as written (usually one:
+    /// Clang lists a precompiled header's inputs before the main source).
+    pub(super) stem_matches: Vec<String>,
+    pub(super) rules_with_prereqs: usize,
+    pub(super) too_long: bool,
+    pub(super) table_full: bool,
+    /// The directory relative prerequisites were resolved against, when there were any.
+    pub(super) relative_to: Option<String>,
+    /// Provisional ids of its project prerequisites, each once, in first-listed order.
+    pub(super) prereqs: Vec<FileId>,
+    /// Those not older than the depfile, or without a timestamp, in order.
+    pub(super) aged: Vec<Aged>,
+    /// Whether its main rule lists a prerequisite outside both roots.
+    pub(super) lists_outside: bool,
+    /// When the depfile was written (the unit was compiled).
+    pub(super) mtime: SystemTime,
+}
 
 pub(super) struct LocalUnit {
     pub(super) target: usize,

@@ -23,14 +23,15 @@ pub use super::coverage::{
 pub use super::evidence::{DepEvidence, FileId, Tu};
 
 mod audit;
-mod map;
+pub(in crate::ingest) mod map;
+pub(in crate::ingest) mod objects;
 mod read;
+pub(in crate::ingest) mod stat;
 use audit::*;
 pub use map::SourceIndex;
 use map::*;
-pub(crate) use map::{leftover_hint, main_by_stem};
 use read::*;
-pub(crate) use read::{ends_with_path, stat_file, stem_below_object_dir, DirMemo, FileStat};
+use stat::FileStat;
 
 /// Reads `--dep-list`, maps and audits every listed `.d`. Returns the evidence
 /// (possibly partial, for explanations) and every gap found.
@@ -761,7 +762,7 @@ mod tests {
 
     #[test]
     fn object_stems_are_the_source_path_below_the_object_directory() {
-        use super::read::{ends_with_path, object_stem};
+        use super::objects::{ends_with_path, object_stem};
         assert_eq!(object_stem("CMakeFiles/t.dir/a.cpp.o"), Some("a.cpp"));
         assert_eq!(
             object_stem("lib/CMakeFiles/t.dir/sub/a.cpp.o"),

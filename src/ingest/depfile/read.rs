@@ -7,7 +7,10 @@ use std::time::SystemTime;
 use super::super::depfile_syntax;
 use super::super::evidence::FileId;
 use super::super::Reader;
-use super::*;
+use super::map::{Aged, Mapped, Parsed};
+use super::objects::{ends_with_path, object_stem, split_object_dir};
+use super::stat::{stat_file, DirMemo, FileStat};
+
 use crate::fasthash::{hash_str, FastMap};
 use crate::paths;
 use crate::reason::{Code, Gap};
@@ -438,33 +441,6 @@ impl<'a> depfile_syntax::Sink<'a> for UnitSink<'a, '_> {
     }
 }
 
-/// What one `.d` says, read before its owner target is known.
-pub(super) struct Parsed {
-    /// (device, inode) of the depfile, to catch one file listed under two spellings.
-    pub(super) identity: (u64, u64),
-    /// Targets of the first rule with prerequisites.
-    pub(super) main_targets: Vec<String>,
-    /// First prerequisite of that rule.
-    pub(super) first: Option<String>,
-    /// When the first prerequisite does not end with the object's stem
-    /// ([`object_stem`]): the later ones that do, as written (usually one:
-    /// Clang lists a precompiled header's inputs before the main source).
-    pub(super) stem_matches: Vec<String>,
-    pub(super) rules_with_prereqs: usize,
-    pub(super) too_long: bool,
-    pub(super) table_full: bool,
-    /// The directory relative prerequisites were resolved against, when there were any.
-    pub(super) relative_to: Option<String>,
-    /// Provisional ids of its project prerequisites, each once, in first-listed order.
-    pub(super) prereqs: Vec<FileId>,
-    /// Those not older than the depfile, or without a timestamp, in order.
-    pub(super) aged: Vec<Aged>,
-    /// Whether its main rule lists a prerequisite outside both roots.
-    pub(super) lists_outside: bool,
-    /// When the depfile was written (the unit was compiled).
-    pub(super) mtime: SystemTime,
-}
-
 /// Reads and parses one `.d`, resolving relative prerequisites against `dir`
 /// (the directory its compiler ran in). Checks, first failure wins: readable;
 /// timestamp; syntax. The mapping checks come later, in [`check_unit`].
@@ -553,50 +529,6 @@ pub(super) fn read_one(
     }
     worker.buf = buf;
     result
-}
-
-/// The part of an object path CMake derives from its source: what follows
-/// `CMakeFiles/<name>.dir/`, without the object extension (`.o`, `.obj`):
-/// `CMakeFiles/core.dir/sub/a.cpp.o` gives `sub/a.cpp`, the path of the
-/// source below its directory. `None` for anything else (a precompiled
-/// header's `.pch`/`.gch`).
-pub(crate) fn object_stem(object: &str) -> Option<&str> {
-    stem_below_object_dir(split_object_dir(object)?.1)
-}
-
-/// `path` split around its first `CMakeFiles/<name>.dir/` component (at its
-/// start or after a `/`): what comes before it (without the `/`) and what
-/// follows it. `None` when it has none.
-fn split_object_dir(path: &str) -> Option<(&str, &str)> {
-    let mut from = 0;
-    while let Some(pos) = path[from..].find("CMakeFiles/") {
-        let at = from + pos;
-        let seg_start = at + "CMakeFiles/".len();
-        if at == 0 || path.as_bytes()[at - 1] == b'/' {
-            if let Some(len) = path[seg_start..].find('/') {
-                if path[seg_start..seg_start + len].ends_with(".dir") {
-                    return Some((&path[..at.saturating_sub(1)], &path[seg_start + len + 1..]));
-                }
-            }
-        }
-        from = seg_start;
-    }
-    None
-}
-
-/// An object's path below its object directory (`sub/a.cpp.o`) without the
-/// object extension; `None` when it has none.
-pub(crate) fn stem_below_object_dir(rest: &str) -> Option<&str> {
-    let stem = rest
-        .strip_suffix(".o")
-        .or_else(|| rest.strip_suffix(".obj"))?;
-    (!stem.is_empty() && !stem.ends_with('/')).then_some(stem)
-}
-
-/// Whether `path` is `stem` or ends with `/` followed by `stem`.
-pub(crate) fn ends_with_path(path: &str, stem: &str) -> bool {
-    path.strip_suffix(stem)
-        .is_some_and(|head| head.is_empty() || head.ends_with('/'))
 }
 
 /// Above this capacity a worker's read buffer is freed after use.
@@ -702,71 +634,4 @@ pub(super) fn read_list(reader: &Reader, dep_list: &str, build_root: &str) -> De
         gaps,
         failed: false,
     }
-}
-
-pub(crate) struct FileStat {
-    pub(crate) mtime: Option<SystemTime>,
-    /// Size in bytes (following links).
-    pub(crate) size: Option<u64>,
-    /// Real path when it differs from the lexical one.
-    pub(crate) real: Option<String>,
-}
-
-/// Directory → whether it or an ancestor is a symlink (or cannot be
-/// inspected): one `lstat` per directory for all the workers of one read.
-#[derive(Default)]
-pub(crate) struct DirMemo(std::sync::Mutex<FastMap<String, bool>>);
-
-impl DirMemo {
-    pub(super) fn memo(&self) -> std::sync::MutexGuard<'_, FastMap<String, bool>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// True when `dir` or one of its ancestors is a symlink (or cannot be inspected).
-    pub(super) fn linked(&self, dir: &str) -> bool {
-        if dir.is_empty() || dir == "/" {
-            return false;
-        }
-        if let Some(&v) = self.memo().get(dir) {
-            return v;
-        }
-        // Not under the lock: two workers may both look, and agree.
-        let here = match std::fs::symlink_metadata(dir) {
-            Ok(m) => m.file_type().is_symlink(),
-            Err(_) => true,
-        };
-        let parent = dir.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
-        let v = here || self.linked(parent);
-        self.memo().insert(dir.to_owned(), v);
-        v
-    }
-}
-
-pub(crate) fn stat_file(path: &str, dirs: &DirMemo) -> FileStat {
-    let lmeta = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(_) => {
-            return FileStat {
-                mtime: None,
-                size: None,
-                real: None,
-            }
-        }
-    };
-    let (dir, _) = path.rsplit_once('/').unwrap_or(("", path));
-    let linked = lmeta.file_type().is_symlink() || dirs.linked(dir);
-    if !linked {
-        // No symlink anywhere on the path: the lexical spelling is the real one.
-        return FileStat {
-            mtime: lmeta.modified().ok(),
-            size: Some(lmeta.len()),
-            real: None,
-        };
-    }
-    // Follow links: a dangling one has no timestamp to trust.
-    let meta = std::fs::metadata(path).ok();
-    let mtime = meta.as_ref().and_then(|m| m.modified().ok());
-    let size = meta.map(|m| m.len());
-    let real = paths::real(path).filter(|r| r != path);
-    FileStat { mtime, size, real }
 }

@@ -1,0 +1,84 @@
+//! What a run was asked to do, once the command line is validated: shared
+//! by the command line that builds it ([`crate::cli`]), the stages that
+//! read it and the report that renders for it.
+
+use std::ffi::OsString;
+
+use crate::ingest::Limits;
+
+/// Output formats of `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One test name per line, sorted.
+    Names,
+    /// Anchored, escaped regexes for `ctest -R`, one per line; run ctest once per line.
+    CtestRegex,
+    /// A `diff2test.plan.v2` JSON plan.
+    Json,
+    /// A markdown summary for CI step summaries: the state on its first line, counts, the
+    /// selected tests with one-line reasons, fallback reasons with their remedies.
+    Markdown,
+}
+
+/// A validated analysis request.
+#[derive(Debug)]
+pub struct Request {
+    /// `--source-dir`, absolute and folded.
+    pub source_dir: String,
+    /// `--build-dir`, absolute and folded.
+    pub build_dir: String,
+    /// `--ctest-json`, absolute and folded.
+    pub ctest_json: String,
+    /// `--dep-list`, absolute and folded.
+    pub dep_list: String,
+    /// Changed paths as given.
+    pub changed: Vec<OsString>,
+    /// `--config`.
+    pub config: Option<String>,
+    /// `--format`.
+    pub format: Format,
+    /// Input limits.
+    pub limits: Limits,
+    /// `--receipt`, absolute.
+    pub receipt: Option<String>,
+    /// `--policy`, absolute.
+    pub policy: Option<String>,
+    /// `--explain` test names.
+    pub explain: Vec<String>,
+    /// `--explain-changes`.
+    pub explain_changes: bool,
+    /// With `--base`: which files the change source vouches for (a change to
+    /// any other file would not have been reported).
+    pub vouched: Option<crate::vcs::Vouched>,
+    /// `--base`, as given.
+    pub base: Option<String>,
+    /// `--head`, as given.
+    pub head: Option<String>,
+    /// `--output`, absolute.
+    pub output: Option<String>,
+    /// `--shard K/N` as (K, N), 1-based.
+    pub shard: Option<(usize, usize)>,
+    /// `--fail-on-setup-error`.
+    pub fail_on_setup_error: bool,
+    /// `diff2test snapshot`: write the build's snapshot instead of selecting.
+    pub snapshot: bool,
+    /// `--base-snapshot`, absolute.
+    pub base_snapshot: Option<String>,
+    /// The commit the change set starts from (`--base` resolved, or the merge base).
+    pub base_commit: Option<String>,
+    /// Changed paths (as given) that the VCS reports as modified in place, not
+    /// added, deleted or retyped: these cannot change what a glob lists.
+    pub edited: std::collections::HashSet<String>,
+}
+
+impl Request {
+    /// Plans and receipts carry the content digest of every evidence file.
+    pub fn needs_digests(&self) -> bool {
+        self.format == Format::Json || self.receipt.is_some()
+    }
+
+    /// Plans and explanations need per-test verdicts.
+    pub fn needs_verdicts(&self) -> bool {
+        self.format == Format::Json || self.format == Format::Markdown || !self.explain.is_empty()
+    }
+}
