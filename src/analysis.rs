@@ -35,3 +35,38 @@ pub struct Analysis {
     /// `diff2test snapshot`: the snapshot, when the evidence was complete.
     pub snapshot: Option<serde_json::Value>,
 }
+
+impl Analysis {
+    /// An analysis not yet decided, of the changed paths `changed` as given,
+    /// under `policy`.
+    pub fn new(changed: &[std::ffi::OsString], policy: Policy) -> Self {
+        Analysis {
+            outcome: Outcome::InternalError("analysis did not finish".into()),
+            verdicts: Vec::new(),
+            changed: Vec::new(),
+            changed_raw: (changed.iter())
+                .map(|c| c.to_string_lossy().into_owned())
+                .collect(),
+            affected_units: Vec::new(),
+            affected_direct: Vec::new(),
+            affected_dependent: Vec::new(),
+            evidence: Vec::new(),
+            policy,
+            declarations: Vec::new(),
+            flow_groups: Default::default(),
+            snapshot: None,
+        }
+    }
+
+    /// A stage's result; its error (a policy the evidence contradicts) ends
+    /// the analysis as a usage error.
+    pub fn usage_or<T>(&mut self, stage: Result<T, String>) -> Option<T> {
+        match stage {
+            Ok(t) => Some(t),
+            Err(msg) => {
+                self.outcome = Outcome::UsageError(msg);
+                None
+            }
+        }
+    }
+}

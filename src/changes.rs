@@ -469,3 +469,55 @@ fn classify_abs(
         cmdline_targets: Vec::new(),
     }
 }
+
+/// [`classify`] against the codemodel and the dependency evidence: the
+/// roots are `user_source` (`--source-dir` as given) and the codemodel's.
+pub fn classify_against(
+    raw: &[OsString],
+    user_source: &str,
+    model: &crate::ingest::file_api::Codemodel,
+    deps: &DepEvidence,
+    edited: &std::collections::HashSet<String>,
+    max_path_len: usize,
+) -> Vec<Changed> {
+    let main_sources: crate::fasthash::FastSet<FileId> = deps
+        .tus
+        .iter()
+        .filter_map(|tu| deps.source_id(tu))
+        .collect();
+    let roots = Roots {
+        user_source,
+        source: &model.source_root,
+        build: &model.build_root,
+    };
+    classify(
+        raw,
+        &roots,
+        deps,
+        &main_sources,
+        model.cmake_inputs.as_deref(),
+        &model.config_globs,
+        edited,
+        max_path_len,
+    )
+}
+
+/// The changed paths as given, each once and not classified (`why`, with a
+/// gap of `code`): what a run that stopped before the evidence was read shows.
+pub fn unclassified(raw: &[String], why: &str, code: Code) -> Vec<Changed> {
+    let mut seen = std::collections::HashSet::new();
+    raw.iter()
+        .filter(|raw| seen.insert(raw.as_str()))
+        .map(|raw| Changed {
+            display: raw.clone(),
+            real_display: None,
+            class: Class::Unresolved,
+            evidence: why.into(),
+            files: Vec::new(),
+            gap: Some(Gap::new(code, format!("{raw}: {why}"))),
+            abs: String::new(),
+            declared: None,
+            cmdline_targets: Vec::new(),
+        })
+        .collect()
+}

@@ -331,3 +331,31 @@ pub fn hint(g: &crate::reason::Gap) -> Option<String> {
         _ => None,
     }
 }
+
+/// `build_config = "compare"`: every changed CMake script is decided by the
+/// per-test build-description fingerprints instead of costing the whole
+/// suite. Clears their gaps and returns the declarations used.
+pub fn compare_mode(changed: &mut [Changed]) -> Vec<Use> {
+    let why = "build_config = \"compare\": a CMake edit changes a test only through its build description (catalogue entry, closure targets' descriptions, configured headers, toolchain); files configure writes that no unit includes and no test names, custom-command steps and install rules are assumed unchanged";
+    let mut uses = Vec::new();
+    for c in changed {
+        let script = c.class == crate::changes::Class::BuildConfig
+            && (c.display.ends_with("CMakeLists.txt") || c.display.ends_with(".cmake"));
+        if script {
+            c.gap = None;
+            let d = Declared {
+                kind: "build_config",
+                rule: 1,
+                matched: "compare".into(),
+                why: why.into(),
+            };
+            uses.push(Use {
+                declared: d.clone(),
+                subject: c.display.clone(),
+            });
+            c.evidence = format!("{}; compared by build-description fingerprints", c.evidence);
+            c.declared = Some(d);
+        }
+    }
+    uses
+}

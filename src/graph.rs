@@ -961,6 +961,33 @@ fn set_indices(flags: &[bool]) -> Vec<usize> {
         .collect()
 }
 
+impl Impact {
+    /// The affected units (source paths relative to the source root), the
+    /// targets owning one, and the targets affected only through
+    /// dependencies, each sorted: the plan's summary.
+    pub fn summary(
+        &self,
+        model: &Codemodel,
+        deps: &DepEvidence,
+    ) -> (Vec<String>, Vec<String>, Vec<String>) {
+        let mut units: Vec<String> = (self.units.iter())
+            .map(|&u| paths::relative_to(&deps.tus[u].source, &model.source_root))
+            .collect();
+        units.sort();
+        units.dedup();
+        let names = |ts: &mut dyn Iterator<Item = usize>| -> Vec<String> {
+            let mut v: Vec<String> = ts.map(|t| model.targets[t].name.clone()).collect();
+            v.sort();
+            v
+        };
+        let direct = names(&mut self.direct.iter().copied());
+        let dependent = names(
+            &mut (self.affected.iter().copied()).filter(|t| self.direct.binary_search(t).is_err()),
+        );
+        (units, direct, dependent)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::launch;

@@ -1,33 +1,49 @@
-//! The pipeline: sequences the stages of the decision order (contract §3) —
-//! catalogue, codemodel, dependency evidence, test mapping and reach, changed
-//! paths, declarations, reverse walk, what else selects, decision — and hands
-//! each stage's result to the next. The threads that read evidence while the
-//! codemodel loads live in the readers (`ingest::depfile::ReadJob`); the
-//! decisions live in the stage modules (`reach`, `declare`, `select`,
-//! `graph`, `decide`, `verdict`).
+//! The pipeline: only sequences the stages of the decision order (contract
+//! §3) and hands each stage's result to the next. Every stage is a function
+//! of its own module that takes what it needs and returns its findings and
+//! its gaps:
+//!
+//! 1. the catalogue ([`ingest::ctest::parse`]), read first and alone;
+//! 2. the codemodel and the dependency evidence ([`ingest::build::read`],
+//!    where the threads live), with the tests mapped
+//!    ([`graph::Graph::map_tests`]) while the depfiles are read;
+//! 3. the catalogue against the codemodel ([`ingest::ctest::audit_against`]);
+//! 4. reach: what each test names beyond its closure ([`reach`]), and the
+//!    tests behind opaque boundaries ([`select::opaque_tests`]);
+//! 5. coverage of every target in scope ([`ingest::coverage::in_scope_gaps`]);
+//! 6. the changed paths ([`changes::classify_against`]) and the declarations
+//!    that decide some of them ([`declare`]);
+//! 7. the reverse walk ([`graph::impact`]) and what else selects
+//!    ([`select::Selection`]), the build-description compare among it
+//!    ([`snapshot`]);
+//! 8. the decision ([`Decision::finish`]) and the per-test verdicts.
 
-use std::collections::HashSet;
+use std::sync::OnceLock;
 
 use crate::analysis::Analysis;
-use crate::decide::{select_code, Decision, Forced, Outcome};
+use crate::decide::{Decision, Forced};
+use crate::graph::{Graph, TestMapping};
+use crate::ingest::ctest::Catalogue;
+use crate::ingest::depfile::DepEvidence;
+use crate::ingest::file_api::Codemodel;
 use crate::ingest::{self, Reader};
-use crate::policy::{self, OpaqueMode, Policy};
+use crate::policy::{BuildConfigMode, OpaqueMode, Policy};
+use crate::reach::TestReach;
 use crate::reason::{Code, Gap};
 use crate::request::Request;
-use crate::select::{apply_policy, compare_base, names_changed, unvouched_prerequisites};
+use crate::select::{self, apply_policy, compare_base, unvouched_prerequisites, Selection};
 use crate::verdict::{fallback_verdicts, verdicts};
-use crate::{changes, declare, fasthash, graph, paths, reach, snapshot, vcs};
+use crate::{changes, declare, graph, reach, snapshot, vcs};
 
-/// Steps 2-10 of the decision order. Pure with respect to output.
+/// The whole decision order for one request. Pure with respect to output.
 pub fn analyse_request(req: &Request, policy: Policy) -> Analysis {
     let reader = if req.needs_digests() {
         Reader::with_digests(req.limits.clone())
     } else {
         Reader::new(req.limits.clone())
     };
-    // 2. The catalogue, early: it decides whether any list can be emitted.
-    // Its bytes are read first and alone, so what it says never depends on
-    // timing; it is parsed while the depfiles are already being read.
+    // The catalogue's bytes are read first and alone, so what it says never
+    // depends on timing; it is parsed while the depfiles are being read.
     let ctest_bytes = reader.read(&req.ctest_json).map_err(|e| {
         e.gap(
             &req.ctest_json,
@@ -35,33 +51,305 @@ pub fn analyse_request(req: &Request, policy: Policy) -> Analysis {
             Code::CtestLimitExceeded,
         )
     });
-    let mut catalogue = None;
-    let mut catalogue_gap = None;
-    let mut a = analyse_evidence(
-        req,
-        policy,
-        &reader,
-        ctest_bytes,
-        &mut catalogue,
-        &mut catalogue_gap,
-    );
+    let model_cell = OnceLock::new();
+    let (mut a, catalogue) = analyse_evidence(req, policy, &reader, ctest_bytes, &model_cell);
     if reader.total_exceeded() {
-        stop_at_total_limit(&mut a, &reader, catalogue.as_ref(), catalogue_gap);
+        stop_at_total_limit(&mut a, &reader, catalogue);
+    }
+    if let Some(model) = model_cell.into_inner() {
+        ingest::drop_in_background(model);
     }
     a
+}
+
+/// The tests mapped while the depfiles are read, on the codemodel's graph.
+struct Mapped<'m> {
+    graph: Graph<'m>,
+    mappings: Vec<TestMapping>,
+    config_gaps: Vec<Gap>,
+}
+
+/// Everything the walk stands on, once the evidence is read and audited.
+struct Evidence<'m> {
+    model: &'m Codemodel,
+    graph: Graph<'m>,
+    deps: DepEvidence,
+    mappings: Vec<TestMapping>,
+    reaches: Vec<TestReach>,
+    forced: Vec<Forced>,
+    base_snapshot: Option<serde_json::Value>,
+}
+
+/// Stages 1-6 (catalogue, evidence, mapping, reach, coverage, changed paths
+/// and declarations), then [`walk_and_decide`]. Returns the analysis and the
+/// catalogue (`Err`: why it could not be read).
+fn analyse_evidence(
+    req: &Request,
+    policy: Policy,
+    reader: &Reader,
+    ctest_bytes: Result<Vec<u8>, Gap>,
+    model_cell: &OnceLock<Codemodel>,
+) -> (Analysis, Result<Catalogue, Gap>) {
+    let mut a = Analysis::new(&req.changed, policy);
+    let mut d = Decision::default();
+    // A snapshot (made, or compared with a base's) fingerprints the evidence as it is parsed.
+    let fingerprints = req.snapshot
+        || (a.policy.build_config == BuildConfigMode::Compare && req.base_snapshot.is_some());
+    let build_req = ingest::build::Request {
+        source_dir: &req.source_dir,
+        build_dir: &req.build_dir,
+        dep_list: &req.dep_list,
+        config: req.config.as_deref(),
+        fingerprints,
+    };
+    let parse = || {
+        ctest_bytes.and_then(|bytes| {
+            let max_tests = req.limits.max_tests;
+            ingest::ctest::parse(
+                &bytes,
+                &req.ctest_json,
+                &req.build_dir,
+                max_tests,
+                fingerprints,
+            )
+        })
+    };
+    let map = |catalogue: &Result<Catalogue, Gap>, model| {
+        let graph = Graph::new(model);
+        let empty = Catalogue::default();
+        let cat = catalogue.as_ref().unwrap_or(&empty);
+        let (mappings, config_gaps) = (graph.map_tests(cat), graph.config_gaps(cat));
+        Mapped {
+            graph,
+            mappings,
+            config_gaps,
+        }
+    };
+    let build = ingest::build::read(reader, &build_req, model_cell, parse, map);
+    let catalogue = build.first;
+    let cat = catalogue.as_ref().ok();
+    d.extend(catalogue.as_ref().err().cloned());
+    if let Some(c) = cat {
+        a.flow_groups = reach::flow_groups(c);
+    }
+    d.extend(build.gaps);
+    let (Some(model), Some(mapped)) = (build.model, build.with_model) else {
+        finish_early(&mut a, d, cat, reader);
+        return (a, catalogue);
+    };
+    let Mapped {
+        mut graph,
+        mappings,
+        config_gaps,
+    } = mapped;
+    let deps = build.deps;
+    if let Some(v) = &req.vouched {
+        d.extend(unvouched_prerequisites(v, &deps, model, &req.source_dir));
+    }
+    graph.add_depfile_evidence(&deps);
+    d.extend(config_gaps);
+    let listed = std::fs::metadata(&req.ctest_json)
+        .and_then(|m| m.modified())
+        .ok();
+    if let Some(c) = cat {
+        d.extend(ingest::ctest::audit_against(c, model, listed));
+    }
+    let mut ev = Evidence {
+        model,
+        graph,
+        deps,
+        mappings,
+        reaches: Vec::new(),
+        forced: Vec::new(),
+        base_snapshot: None,
+    };
+    if !reach_and_changes(
+        req,
+        &mut a,
+        &mut d,
+        cat,
+        &mut ev,
+        (listed, build.list_failed),
+    ) {
+        return (a, catalogue);
+    }
+    let Some(cat) = cat else {
+        finish_early(&mut a, d, None, reader);
+        return (a, catalogue);
+    };
+    walk_and_decide(req, &mut a, d, reader, cat, ev);
+    (a, catalogue)
+}
+
+/// Stages 4-6: what each test reaches beyond its closure and the tests
+/// behind opaque boundaries, coverage of every target in scope, the changed
+/// paths and the declarations that decide some of them. `false` when a
+/// declaration is a usage error (the analysis says so).
+fn reach_and_changes(
+    req: &Request,
+    a: &mut Analysis,
+    d: &mut Decision,
+    cat: Option<&Catalogue>,
+    ev: &mut Evidence<'_>,
+    (listed, list_failed): (Option<std::time::SystemTime>, bool),
+) -> bool {
+    let empty = Catalogue::default();
+    let cat_or_empty = cat.unwrap_or(&empty);
+
+    // 4. Reach: what each test names beyond its closure; opaque boundaries.
+    let lookup = reach::Lookup::new(&ev.graph, listed);
+    let scripts =
+        declare::map_scripts(&a.policy, &lookup, ev.model, cat_or_empty, &mut ev.mappings);
+    let Some((uses, scripts)) = a.usage_or(scripts) else {
+        return false;
+    };
+    a.declarations.extend(uses);
+    let max_bytes = req.limits.max_file_bytes;
+    let reach_gaps;
+    (ev.reaches, reach_gaps) =
+        reach::extend_mappings(&lookup, &ev.deps, cat_or_empty, &mut ev.mappings, max_bytes);
+    drop(lookup);
+    d.extend(reach_gaps);
+    let select_opaque = a.policy.opaque == OpaqueMode::Select;
+    let opaque = select::opaque_tests(
+        &ev.graph,
+        cat_or_empty,
+        &ev.mappings,
+        &ev.reaches,
+        select_opaque,
+    );
+    d.extend(opaque.gaps);
+    ev.forced = opaque.forced;
+
+    // 5. Coverage of every target that can reach what a test runs or loads.
+    let in_scope = ev
+        .graph
+        .coverage_scope(&select::test_roots(&ev.mappings, &opaque.extra_reached));
+    d.extend(ingest::coverage::in_scope_gaps(
+        ev.model,
+        &ev.deps,
+        &in_scope,
+        list_failed,
+    ));
+
+    // 6. Changed paths, and the declarations that decide some of them.
+    let (source, edited, max_path) = (&req.source_dir, &req.edited, req.limits.max_path_len);
+    a.changed =
+        changes::classify_against(&req.changed, source, ev.model, &ev.deps, edited, max_path);
+    let declared = declare::apply(
+        &mut a.changed,
+        &a.policy,
+        ev.model,
+        cat_or_empty,
+        &ev.reaches,
+        &scripts,
+    );
+    let Some((declared, uses)) = a.usage_or(declared) else {
+        return false;
+    };
+    ev.forced.extend(declared);
+    a.declarations.extend(uses);
+    a.declarations.sort();
+    a.declarations.dedup();
+    ev.base_snapshot = compare_base(req, &a.policy, d);
+    if ev.base_snapshot.is_some() {
+        a.declarations.extend(declare::compare_mode(&mut a.changed));
+        a.declarations.sort();
+    }
+    d.extend(a.changed.iter().filter_map(|c| c.gap.clone()));
+    true
+}
+
+/// Stages 7-8: the reverse walk over a trusted catalogue, what else
+/// selects, and the decision.
+fn walk_and_decide(
+    req: &Request,
+    a: &mut Analysis,
+    mut d: Decision,
+    reader: &Reader,
+    cat: &Catalogue,
+    ev: Evidence<'_>,
+) {
+    let Evidence {
+        model,
+        graph,
+        deps,
+        mappings,
+        reaches,
+        mut forced,
+        base_snapshot,
+    } = ev;
+    let mut impact = graph::impact(&graph, &deps, &a.changed, cat, &mappings);
+    d.extend(impact.gaps.iter().cloned());
+    let (policy_forced, policy_gaps) = apply_policy(&a.policy, cat, &a.changed);
+    forced.extend(policy_forced);
+    d.extend(policy_gaps);
+
+    // What tests name and load beyond the graph, changed build descriptions,
+    // then test-to-test data flow.
+    let mut sel = Selection::new(cat, &impact.selected, forced);
+    sel.by_named_paths(&reaches, &a.changed);
+    d.extend(sel.by_loading(&graph, &mappings, &impact.affected));
+    if req.snapshot || base_snapshot.is_some() {
+        let commit = if req.snapshot {
+            vcs::resolve_commit(std::path::Path::new(&req.source_dir), "HEAD").ok()
+        } else {
+            None
+        };
+        match snapshot::compute(model, &graph, &deps, cat, &mappings, &reaches, commit) {
+            Err(g) => d.require_full(g),
+            Ok(head) => match &base_snapshot {
+                None => a.snapshot = Some(head),
+                Some(base) => {
+                    let path = req.base_snapshot.as_deref().unwrap_or("");
+                    let compared = snapshot::compare(base, &head, path, req.base_commit.as_deref());
+                    d.extend(compared.gaps);
+                    sel.by_description(compared.changed);
+                }
+            },
+        }
+    }
+    sel.by_data_flow();
+
+    // The plan's summary, and each chain's word on how its test reaches its target.
+    (a.affected_units, a.affected_direct, a.affected_dependent) = impact.summary(model, &deps);
+    reach::explain_chains(&mut impact.chains, &reaches, cat, model);
+
+    // 8. Only now commit.
+    let all = Some(cat.tests.iter().map(|t| t.name.clone()).collect());
+    let selected: Vec<String> = (impact.selected.iter())
+        .map(|&i| cat.tests[i].name.clone())
+        .collect();
+    a.outcome = d.finish(all, selected, impact.chains, sel.forced);
+    a.verdicts = if req.needs_verdicts() {
+        verdicts(&a.outcome, cat, &graph, &mappings, &deps, model)
+    } else {
+        Vec::new()
+    };
+    a.evidence = reader.digests();
+    drop(graph);
+    ingest::drop_in_background((deps, mappings, impact.units, impact.affected));
+}
+
+/// The decision without a walk (no codemodel, or no catalogue): the
+/// fallback, with every test's fallback verdict.
+fn finish_early(a: &mut Analysis, d: Decision, cat: Option<&Catalogue>, reader: &Reader) {
+    let all = cat.map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
+    a.outcome = d.finish(all, Vec::new(), Vec::new(), Vec::new());
+    a.verdicts = fallback_verdicts(&a.outcome, cat);
+    a.evidence = reader.digests();
 }
 
 /// A run stopped by `--max-total-bytes` has read a part of the evidence that
 /// depends on the timing of parallel reads. Every finding drawn from it is
 /// dropped: what is left is the catalogue's own verdict and the limit, so
 /// equal inputs still give equal reports.
-fn stop_at_total_limit(
-    a: &mut Analysis,
-    reader: &Reader,
-    catalogue: Option<&ingest::ctest::Catalogue>,
-    catalogue_gap: Option<Gap>,
-) {
+fn stop_at_total_limit(a: &mut Analysis, reader: &Reader, catalogue: Result<Catalogue, Gap>) {
     let mut decision = Decision::default();
+    let (catalogue, catalogue_gap) = match catalogue {
+        Ok(c) => (Some(c), None),
+        Err(g) => (None, Some(g)),
+    };
     decision.extend(catalogue_gap);
     decision.require_full(Gap::new(
         Code::LimitExceeded,
@@ -70,503 +358,18 @@ fn stop_at_total_limit(
         }
         .to_string(),
     ));
-    let all = catalogue.map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
+    let all = catalogue
+        .as_ref()
+        .map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
     a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
-    a.verdicts = fallback_verdicts(&a.outcome, catalogue);
+    a.verdicts = fallback_verdicts(&a.outcome, catalogue.as_ref());
     a.affected_units.clear();
     a.affected_direct.clear();
     a.affected_dependent.clear();
-    // Shown as given: classifying them needs the evidence that was not read.
-    let why = "not classified: reading the evidence stopped at --max-total-bytes";
-    let mut seen = HashSet::new();
-    a.changed = a
-        .changed_raw
-        .iter()
-        .filter(|raw| seen.insert(raw.as_str()))
-        .map(|raw| changes::Changed {
-            display: raw.clone(),
-            real_display: None,
-            class: changes::Class::Unresolved,
-            evidence: why.into(),
-            files: Vec::new(),
-            gap: Some(Gap::new(Code::LimitExceeded, format!("{raw}: {why}"))),
-            abs: String::new(),
-            declared: None,
-            cmdline_targets: Vec::new(),
-        })
-        .collect();
+    a.changed = changes::unclassified(
+        &a.changed_raw,
+        "not classified: reading the evidence stopped at --max-total-bytes",
+        Code::LimitExceeded,
+    );
     a.evidence = reader.digests();
-}
-
-/// Steps 3-10 once the catalogue is read (`catalogue_gap` when it could not be).
-fn analyse_evidence(
-    req: &Request,
-    policy: Policy,
-    reader: &Reader,
-    ctest_bytes: Result<Vec<u8>, Gap>,
-    catalogue_slot: &mut Option<ingest::ctest::Catalogue>,
-    catalogue_gap: &mut Option<Gap>,
-) -> Analysis {
-    let changed_raw: Vec<String> = req
-        .changed
-        .iter()
-        .map(|c| c.to_string_lossy().into_owned())
-        .collect();
-    let mut decision = Decision::default();
-    let mut a = Analysis {
-        outcome: Outcome::InternalError("analysis did not finish".into()),
-        verdicts: Vec::new(),
-        changed: Vec::new(),
-        changed_raw,
-        affected_units: Vec::new(),
-        affected_direct: Vec::new(),
-        affected_dependent: Vec::new(),
-        evidence: Vec::new(),
-        policy,
-        declarations: Vec::new(),
-        flow_groups: Default::default(),
-        snapshot: None,
-    };
-    // 3-7. The codemodel, with the depfiles (the bulk of the evidence) read
-    // at the same time; mapping them to targets waits for the codemodel.
-    // Without a codemodel the depfiles are still read to the end, so the
-    // evidence read (and its identity) never depends on timing.
-    // Threads: one reads depfiles from the start; this one loads the codemodel,
-    // builds the graph, then joins the reading (one thread per core in all).
-    // The codemodel outlives the reading threads: once loaded, it is handed
-    // to them so that they map each depfile to its unit as they read it.
-    let model_cell: std::sync::OnceLock<ingest::file_api::Codemodel> = std::sync::OnceLock::new();
-    let sources_cell: std::sync::OnceLock<ingest::depfile::SourceIndex<'_>> =
-        std::sync::OnceLock::new();
-    let job =
-        ingest::depfile::ReadJob::new(reader, &req.dep_list, (&req.source_dir, &req.build_dir));
-    // A snapshot (made, or compared with a base's) fingerprints the evidence
-    // as it is parsed, so that nothing is read twice.
-    let fingerprints = req.snapshot
-        || (a.policy.build_config == policy::BuildConfigMode::Compare
-            && req.base_snapshot.is_some());
-    let a = std::thread::scope(|s| {
-        let helpers: Vec<_> = (1..ingest::threads())
-            .map(|_| s.spawn(|| job.work()))
-            .collect();
-        let parsed = ctest_bytes.and_then(|bytes| {
-            ingest::ctest::parse(
-                &bytes,
-                &req.ctest_json,
-                &req.build_dir,
-                req.limits.max_tests,
-                fingerprints,
-            )
-        });
-        let catalogue = match parsed {
-            Ok(c) => Some(&*catalogue_slot.insert(c)),
-            Err(g) => {
-                *catalogue_gap = Some(g.clone());
-                decision.require_full(g);
-                None
-            }
-        };
-        let all: Option<Vec<String>> =
-            catalogue.map(|c| c.tests.iter().map(|t| t.name.clone()).collect());
-        if let Some(c) = catalogue {
-            a.flow_groups = reach::flow_groups(c);
-        }
-        let fa = ingest::file_api::load(
-            reader,
-            &ingest::file_api::Request {
-                source_dir: &req.source_dir,
-                build_dir: &req.build_dir,
-                config: req.config.as_deref(),
-                // The other cores are reading depfiles.
-                threads: ingest::threads().div_ceil(2),
-                fingerprints,
-            },
-        );
-        decision.extend(fa.gaps);
-        let Some(model) = fa.model else {
-            drop(job.work_and_join(helpers));
-            a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
-            a.verdicts = fallback_verdicts(&a.outcome, catalogue);
-            a.evidence = reader.digests();
-            return a;
-        };
-        let model = model_cell.get_or_init(|| model);
-        let sources = sources_cell.get_or_init(|| ingest::depfile::SourceIndex::new(model));
-        job.publish(model, sources);
-
-        // 5. Map every test while the depfiles are still being read.
-        let mut graph = graph::Graph::new(model);
-        let empty = ingest::ctest::Catalogue::default();
-        let cat = catalogue.unwrap_or(&empty);
-        let mut mappings = graph.map_tests(cat);
-        let config_gaps = graph.config_gaps(cat);
-
-        // A Ninja build's manifest and log, read here while the deps log is.
-        if model.is_ninja() {
-            job.ninja_commands(model);
-        }
-
-        // 6-7. Dependency files: mapping, completeness, freshness.
-        let pending = job.pending(job.work_and_join(helpers));
-        let (mut deps, dep_gaps) = pending.finish(reader, model, sources);
-        // The list itself gave no evidence: every unit's missing evidence is
-        // its consequence, said once below.
-        let list_failed = dep_gaps
-            .iter()
-            .any(|g| matches!(g.code, Code::DepListUnreadable | Code::DepsLogMissing));
-        decision.extend(dep_gaps);
-        decision.extend(ingest::depfile::join_outside_aliases(
-            &mut deps,
-            model,
-            req.limits.max_file_bytes,
-        ));
-        ingest::depfile::scan_assembler_includes(model, &mut deps, req.limits.max_file_bytes);
-        decision.extend(ingest::autogen::join_automoc(&mut deps, model, reader));
-        if let Some(v) = &req.vouched {
-            decision.extend(unvouched_prerequisites(v, &deps, model, &req.source_dir));
-        }
-        graph.add_depfile_evidence(&deps);
-        decision.extend(config_gaps);
-        let listed = std::fs::metadata(&req.ctest_json)
-            .and_then(|m| m.modified())
-            .ok();
-        if let Some(c) = catalogue {
-            decision.extend(ingest::ctest::audit_against(c, model, listed));
-        }
-
-        // 5 (cont.). What each test names beyond its executable: artifacts and
-        // outputs join its direct targets; source paths and copies are kept.
-        let lookup = reach::Lookup::new(&graph, listed);
-        let scripts = match declare::map_scripts(&a.policy, &lookup, model, cat, &mut mappings) {
-            Ok((uses, scripts)) => {
-                a.declarations.extend(uses);
-                scripts
-            }
-            Err(msg) => {
-                a.outcome = Outcome::UsageError(msg);
-                return a;
-            }
-        };
-        let (reaches, reach_gaps) = reach::extend_mappings(
-            &lookup,
-            &deps,
-            cat,
-            &mut mappings,
-            req.limits.max_file_bytes,
-        );
-        decision.extend(reach_gaps);
-
-        // 5 (cont.). Find tests behind opaque boundaries.
-        let tainted = graph.tainted();
-        let select_opaque = a.policy.opaque == OpaqueMode::Select;
-        let mut forced: Vec<Forced> = Vec::new();
-        let mut extra_reached: Vec<usize> = Vec::new();
-        for (ti, (test, m)) in cat.tests.iter().zip(&mappings).enumerate() {
-            if graph.foreign_config(test).is_some() {
-                // It runs another configuration's artifacts: that is its one
-                // reason (`config_gaps`), which already forces the full suite.
-                continue;
-            }
-            let local_gap = match m {
-                graph::TestMapping::Unmapped(g) => {
-                    if select_opaque {
-                        // The forced test runs whatever it references: count those as reached.
-                        let texts = test.command.iter().flatten().chain(test.environment.iter());
-                        extra_reached.extend(graph.referenced_targets(texts));
-                    }
-                    Some(g.clone())
-                }
-                graph::TestMapping::Mapped { direct } => direct
-                    .iter()
-                    .find_map(|d| tainted.get(d))
-                    .map(|origin| {
-                        let why = &graph.opaque[origin];
-                        Gap::new(why.code, format!("test {:?}: {}", test.name, why.detail))
-                    })
-                    .or_else(|| reaches[ti].unknown.clone()),
-            };
-            if let Some(g) = local_gap {
-                if select_opaque {
-                    forced.push(Forced {
-                        test: test.name.clone(),
-                        code: select_code::OPAQUE_BOUNDARY,
-                        detail: g.to_string(),
-                    });
-                } else {
-                    decision.require_full(g);
-                }
-            }
-        }
-
-        // 6b. Coverage of every target that can reach what a test runs or loads.
-        let test_roots: Vec<usize> = mappings
-            .iter()
-            .filter_map(|m| match m {
-                graph::TestMapping::Mapped { direct } => Some(direct.iter().copied()),
-                graph::TestMapping::Unmapped(_) => None,
-            })
-            .flatten()
-            .chain(extra_reached.iter().copied())
-            .collect();
-        let in_scope = graph.coverage_scope(&test_roots);
-        let coverage = ingest::depfile::coverage_gaps(model, &deps, &in_scope);
-        decision.extend(match coverage.iter().min() {
-            Some(first) if list_failed => vec![Gap::new(
-                Code::DepCoverageIncomplete,
-                format!(
-                    "{} compiled sources in scope have no dependency evidence, because of the dependency list (above); the first: {}",
-                    coverage.len(),
-                    first.detail
-                ),
-            )],
-            _ => coverage,
-        });
-        decision.extend(ingest::depfile::system_headers_gaps(
-            model, &deps, &in_scope,
-        ));
-
-        // 8. Changed paths.
-        let main_sources: fasthash::FastSet<ingest::depfile::FileId> = deps
-            .tus
-            .iter()
-            .filter_map(|tu| deps.source_id(tu))
-            .collect();
-        let roots = changes::Roots {
-            user_source: &req.source_dir,
-            source: &model.source_root,
-            build: &model.build_root,
-        };
-        a.changed = changes::classify(
-            &req.changed,
-            &roots,
-            &deps,
-            &main_sources,
-            model.cmake_inputs.as_deref(),
-            &model.config_globs,
-            &req.edited,
-            req.limits.max_path_len,
-        );
-        let declared_forced =
-            match declare::apply(&mut a.changed, &a.policy, model, cat, &reaches, &scripts) {
-                Ok((f, uses)) => {
-                    a.declarations.extend(uses);
-                    a.declarations.sort();
-                    a.declarations.dedup();
-                    f
-                }
-                Err(msg) => {
-                    a.outcome = Outcome::UsageError(msg);
-                    return a;
-                }
-            };
-        forced.extend(declared_forced);
-        // build_config = "compare": a changed CMake script is decided by the
-        // per-test fingerprints below instead of costing the whole suite.
-        let base_snapshot = compare_base(req, &a.policy, &mut decision);
-        if base_snapshot.is_some() {
-            let why = "build_config = \"compare\": a CMake edit changes a test only through its build description (catalogue entry, closure targets' descriptions, configured headers, toolchain); files configure writes that no unit includes and no test names, custom-command steps and install rules are assumed unchanged";
-            for c in &mut a.changed {
-                let script = c.class == changes::Class::BuildConfig
-                    && (c.display.ends_with("CMakeLists.txt") || c.display.ends_with(".cmake"));
-                if script {
-                    c.gap = None;
-                    let d = policy::Declared {
-                        kind: "build_config",
-                        rule: 1,
-                        matched: "compare".into(),
-                        why: why.into(),
-                    };
-                    a.declarations.push(declare::Use {
-                        declared: d.clone(),
-                        subject: c.display.clone(),
-                    });
-                    c.evidence =
-                        format!("{}; compared by build-description fingerprints", c.evidence);
-                    c.declared = Some(d);
-                }
-            }
-            a.declarations.sort();
-        }
-        decision.extend(a.changed.iter().filter_map(|c| c.gap.clone()));
-
-        // 9. Reverse graph walk (only meaningful against a trusted catalogue).
-        let Some(catalogue) = catalogue else {
-            a.outcome = decision.finish(all, Vec::new(), Vec::new(), Vec::new());
-            a.evidence = reader.digests();
-            return a;
-        };
-        let mut impact = graph::impact(&graph, &deps, &a.changed, catalogue, &mappings);
-        decision.extend(impact.gaps.iter().cloned());
-
-        // Policy: always-run tests and label rules for matching paths.
-        let (policy_forced, policy_gaps) = apply_policy(&a.policy, catalogue, &a.changed);
-        forced.extend(policy_forced);
-        decision.extend(policy_gaps);
-
-        // What tests name and load beyond the graph, then test-to-test data flow.
-        let index: std::collections::HashMap<&str, usize> = catalogue
-            .tests
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.as_str(), i))
-            .collect();
-        let mut is_selected = vec![false; catalogue.tests.len()];
-        for &i in &impact.selected {
-            is_selected[i] = true;
-        }
-        for f in &forced {
-            if let Some(&i) = index.get(f.test.as_str()) {
-                is_selected[i] = true;
-            }
-        }
-        let mut select = |i: usize, code: &'static str, detail: String, flags: &mut Vec<bool>| {
-            flags[i] = true;
-            forced.push(Forced {
-                test: catalogue.tests[i].name.clone(),
-                code,
-                detail,
-            });
-        };
-        for (i, r) in reaches.iter().enumerate() {
-            for c in &a.changed {
-                if let Some(why) = names_changed(r, c) {
-                    select(i, select_code::NAMES_CHANGED_PATH, why, &mut is_selected);
-                }
-            }
-        }
-        let mut affected = vec![false; model.targets.len()];
-        for &t in &impact.affected {
-            affected[t] = true;
-        }
-        let (loaded, load_gaps) =
-            reach::loaded_by_bytes(&graph, catalogue, &mappings, &affected, &is_selected);
-        decision.extend(load_gaps);
-        for l in loaded {
-            select(
-                l.test,
-                select_code::MAY_LOAD_AFFECTED,
-                l.detail,
-                &mut is_selected,
-            );
-        }
-        if req.snapshot || base_snapshot.is_some() {
-            let commit = if req.snapshot {
-                vcs::resolve_commit(std::path::Path::new(&req.source_dir), "HEAD").ok()
-            } else {
-                None
-            };
-            match snapshot::compute(model, &graph, &deps, catalogue, &mappings, &reaches, commit) {
-                Err(g) => decision.require_full(g),
-                Ok(head) => match &base_snapshot {
-                    None => a.snapshot = Some(head),
-                    Some(base) => {
-                        if let Some(why) = snapshot::incompatible(base, &head) {
-                            decision.require_full(Gap::new(
-                                Code::SnapshotMismatch,
-                                format!("{}: {why}", req.base_snapshot.as_deref().unwrap_or("")),
-                            ));
-                        }
-                        let recorded = base["source_commit"].as_str();
-                        if let Some(b) = &req.base_commit {
-                            if recorded != Some(b.as_str()) {
-                                decision.require_full(Gap::new(
-                                    Code::SnapshotMismatch,
-                                    format!(
-                                        "{} was made at commit {}, but the change set starts at {b}",
-                                        req.base_snapshot.as_deref().unwrap_or(""),
-                                        recorded.unwrap_or("(none recorded)")
-                                    ),
-                                ));
-                            }
-                        }
-                        for (name, what) in snapshot::changed_tests(base, &head) {
-                            if let Some(&i) = index.get(name.as_str()) {
-                                select(
-                                    i,
-                                    select_code::BUILD_DESCRIPTION_CHANGED,
-                                    format!("its build description changed: {what}"),
-                                    &mut is_selected,
-                                );
-                            }
-                        }
-                    }
-                },
-            }
-        }
-        for f in reach::data_flow(catalogue, &is_selected) {
-            select(
-                f.test,
-                select_code::TEST_DATA_FLOW,
-                f.detail,
-                &mut is_selected,
-            );
-        }
-
-        // Affected summary (for plans), from the walk.
-        let mut units: Vec<String> = impact
-            .units
-            .iter()
-            .map(|&u| paths::relative_to(&deps.tus[u].source, &model.source_root))
-            .collect();
-        units.sort();
-        units.dedup();
-        a.affected_units = units;
-        let names = |ts: &mut dyn Iterator<Item = usize>| -> Vec<String> {
-            let mut v: Vec<String> = ts.map(|t| model.targets[t].name.clone()).collect();
-            v.sort();
-            v
-        };
-        a.affected_direct = names(&mut impact.direct.iter().copied());
-        a.affected_dependent = names(
-            &mut impact
-                .affected
-                .iter()
-                .copied()
-                .filter(|t| impact.direct.binary_search(t).is_err()),
-        );
-
-        // Each chain says why its test reaches its last target when a channel does.
-        let index: fasthash::FastMap<&str, usize> = if reaches.iter().any(|r| !r.via.is_empty()) {
-            (catalogue.tests.iter().enumerate())
-                .map(|(i, t)| (t.name.as_str(), i))
-                .collect()
-        } else {
-            Default::default()
-        };
-        for c in &mut impact.chains {
-            let Some(&ti) = index.get(c.test.as_str()) else {
-                continue;
-            };
-            if let Some((_, why)) = reaches[ti]
-                .via
-                .iter()
-                .find(|(t, _)| c.targets.last() == Some(&model.targets[*t].name))
-            {
-                c.reached = why.clone();
-            }
-        }
-
-        // 10. Only now commit.
-        let selected: Vec<String> = impact
-            .selected
-            .iter()
-            .map(|&i| catalogue.tests[i].name.clone())
-            .collect();
-        a.outcome = decision.finish(all, selected, impact.chains, forced);
-        a.verdicts = if req.needs_verdicts() {
-            verdicts(&a.outcome, catalogue, &graph, &mappings, &deps, model)
-        } else {
-            Vec::new()
-        };
-        a.evidence = reader.digests();
-        drop(graph);
-        ingest::drop_in_background((deps, mappings, impact.units, impact.affected));
-        a
-    });
-    drop(job);
-    drop(sources_cell);
-    if let Some(model) = model_cell.into_inner() {
-        ingest::drop_in_background(model);
-    }
-    a
 }

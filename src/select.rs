@@ -3,6 +3,7 @@
 //! snapshot of the compare mode. Pure decisions over the stages' results.
 
 use crate::decide::{select_code, Decision, Forced};
+use crate::graph::{Graph, TestMapping};
 use crate::policy::{self, Policy};
 use crate::reason::{Code, Gap};
 use crate::{changes, ingest, paths, reach, snapshot, vcs};
@@ -197,4 +198,192 @@ pub(crate) fn apply_policy(
         }
     }
     (forced, gaps)
+}
+
+/// Tests behind opaque boundaries: what [`opaque_tests`] found.
+#[derive(Default)]
+pub(crate) struct Opaque {
+    /// With `opaque = "select"`: each such test, forced in.
+    pub forced: Vec<Forced>,
+    /// With `opaque = "select"`: the targets a forced unmapped test references.
+    pub extra_reached: Vec<usize>,
+    /// Without it: one gap per such test.
+    pub gaps: Vec<Gap>,
+}
+
+/// Finds the tests behind opaque boundaries: unmapped tests, tests whose
+/// direct targets are tainted by an opaque target, tests that name a build
+/// file of unknown origin. With `select_opaque` each is forced in (and an
+/// unmapped one reaches whatever its texts reference); otherwise each is a
+/// gap. A test that runs another configuration's artifacts is left to the
+/// configuration gaps.
+pub(crate) fn opaque_tests(
+    graph: &Graph<'_>,
+    catalogue: &ingest::ctest::Catalogue,
+    mappings: &[TestMapping],
+    reaches: &[reach::TestReach],
+    select_opaque: bool,
+) -> Opaque {
+    let tainted = graph.tainted();
+    let mut out = Opaque::default();
+    for (ti, (test, m)) in catalogue.tests.iter().zip(mappings).enumerate() {
+        if graph.foreign_config(test).is_some() {
+            continue;
+        }
+        let local_gap = match m {
+            TestMapping::Unmapped(g) => {
+                if select_opaque {
+                    // The forced test runs whatever it references: count those as reached.
+                    let texts = test.command.iter().flatten().chain(test.environment.iter());
+                    out.extra_reached.extend(graph.referenced_targets(texts));
+                }
+                Some(g.clone())
+            }
+            TestMapping::Mapped { direct } => direct
+                .iter()
+                .find_map(|d| tainted.get(d))
+                .map(|origin| {
+                    let why = &graph.opaque[origin];
+                    Gap::new(why.code, format!("test {:?}: {}", test.name, why.detail))
+                })
+                .or_else(|| reaches[ti].unknown.clone()),
+        };
+        if let Some(g) = local_gap {
+            if select_opaque {
+                out.forced.push(Forced {
+                    test: test.name.clone(),
+                    code: select_code::OPAQUE_BOUNDARY,
+                    detail: g.to_string(),
+                });
+            } else {
+                out.gaps.push(g);
+            }
+        }
+    }
+    out
+}
+
+/// The targets every mapped test runs or loads directly, and `extra`.
+pub(crate) fn test_roots(mappings: &[TestMapping], extra: &[usize]) -> Vec<usize> {
+    mappings
+        .iter()
+        .filter_map(|m| match m {
+            TestMapping::Mapped { direct } => Some(direct.iter().copied()),
+            TestMapping::Unmapped(_) => None,
+        })
+        .flatten()
+        .chain(extra.iter().copied())
+        .collect()
+}
+
+/// The selection beyond the reverse walk, built in a fixed order: the tests
+/// the walk selected and those forced in before it; then the tests that name
+/// a changed path ([`Selection::by_named_paths`]), that may load an affected
+/// binary ([`Selection::by_loading`]; a test already selected is not looked
+/// at again), whose build description changed ([`Selection::by_description`]),
+/// and last the data flow from every selected test ([`Selection::by_data_flow`]).
+pub(crate) struct Selection<'c> {
+    catalogue: &'c ingest::ctest::Catalogue,
+    index: std::collections::HashMap<&'c str, usize>,
+    selected: Vec<bool>,
+    /// Every test forced in, with its reason.
+    pub forced: Vec<Forced>,
+}
+
+impl<'c> Selection<'c> {
+    /// The walk's `selected` tests and the `forced` ones.
+    pub(crate) fn new(
+        catalogue: &'c ingest::ctest::Catalogue,
+        selected: &[usize],
+        forced: Vec<Forced>,
+    ) -> Self {
+        let index: std::collections::HashMap<&str, usize> = (catalogue.tests.iter().enumerate())
+            .map(|(i, t)| (t.name.as_str(), i))
+            .collect();
+        let mut is_selected = vec![false; catalogue.tests.len()];
+        for &i in selected {
+            is_selected[i] = true;
+        }
+        for f in &forced {
+            if let Some(&i) = index.get(f.test.as_str()) {
+                is_selected[i] = true;
+            }
+        }
+        Selection {
+            catalogue,
+            index,
+            selected: is_selected,
+            forced,
+        }
+    }
+
+    fn select(&mut self, i: usize, code: &'static str, detail: String) {
+        self.selected[i] = true;
+        self.forced.push(Forced {
+            test: self.catalogue.tests[i].name.clone(),
+            code,
+            detail,
+        });
+    }
+
+    /// Tests whose reach names a changed path, a directory holding one, or a
+    /// configure-time copy of one ([`names_changed`]).
+    pub(crate) fn by_named_paths(
+        &mut self,
+        reaches: &[reach::TestReach],
+        changed: &[changes::Changed],
+    ) {
+        for (i, r) in reaches.iter().enumerate() {
+            for c in changed {
+                if let Some(why) = names_changed(r, c) {
+                    self.select(i, select_code::NAMES_CHANGED_PATH, why);
+                }
+            }
+        }
+    }
+
+    /// Tests not yet selected that may run or load an `affected` target
+    /// through the bytes of what they run or load ([`reach::loaded_by_bytes`]).
+    pub(crate) fn by_loading(
+        &mut self,
+        graph: &Graph<'_>,
+        mappings: &[TestMapping],
+        affected: &[usize],
+    ) -> Vec<Gap> {
+        let mut is_affected = vec![false; graph.model().targets.len()];
+        for &t in affected {
+            is_affected[t] = true;
+        }
+        let (loaded, gaps) = reach::loaded_by_bytes(
+            graph,
+            self.catalogue,
+            mappings,
+            &is_affected,
+            &self.selected,
+        );
+        for l in loaded {
+            self.select(l.test, select_code::MAY_LOAD_AFFECTED, l.detail);
+        }
+        gaps
+    }
+
+    /// Tests whose build description changed (compare mode): (name, what changed).
+    pub(crate) fn by_description(&mut self, changed: Vec<(String, String)>) {
+        for (name, what) in changed {
+            if let Some(&i) = self.index.get(name.as_str()) {
+                self.select(
+                    i,
+                    select_code::BUILD_DESCRIPTION_CHANGED,
+                    format!("its build description changed: {what}"),
+                );
+            }
+        }
+    }
+
+    /// Closes the selection over test-to-test data flow ([`reach::data_flow`]).
+    pub(crate) fn by_data_flow(&mut self) {
+        for f in reach::data_flow(self.catalogue, &self.selected) {
+            self.select(f.test, select_code::TEST_DATA_FLOW, f.detail);
+        }
+    }
 }

@@ -274,3 +274,44 @@ fn strings(v: &Value) -> BTreeSet<String> {
         .filter_map(|x| x.as_str().map(str::to_owned))
         .collect()
 }
+
+/// What comparing the base's snapshot with this build's found.
+pub(crate) struct Compared {
+    /// The base cannot be compared: another tree, format or commit.
+    pub gaps: Vec<Gap>,
+    /// The tests whose fingerprint changed or is new: (name, what changed).
+    pub changed: Vec<(String, String)>,
+}
+
+/// Compares `base` (read from `base_path`) with `head`. When the change set
+/// starts at `base_commit`, the base must have been made there.
+pub(crate) fn compare(
+    base: &Value,
+    head: &Value,
+    base_path: &str,
+    base_commit: Option<&str>,
+) -> Compared {
+    let mut gaps = Vec::new();
+    if let Some(why) = incompatible(base, head) {
+        gaps.push(Gap::new(
+            Code::SnapshotMismatch,
+            format!("{base_path}: {why}"),
+        ));
+    }
+    let recorded = base["source_commit"].as_str();
+    if let Some(b) = base_commit {
+        if recorded != Some(b) {
+            gaps.push(Gap::new(
+                Code::SnapshotMismatch,
+                format!(
+                    "{base_path} was made at commit {}, but the change set starts at {b}",
+                    recorded.unwrap_or("(none recorded)")
+                ),
+            ));
+        }
+    }
+    Compared {
+        gaps,
+        changed: changed_tests(base, head),
+    }
+}

@@ -184,6 +184,32 @@ fn names_through_assembler(text: &[u8]) -> bool {
         .any(|w| w.eq_ignore_ascii_case(b".includ") || w.eq_ignore_ascii_case(b".incbin"))
 }
 
+/// The coverage gaps of the targets `in_scope` (those that can reach what a
+/// test runs or loads): compiled sources without dependency evidence, said
+/// once when the dependency list itself failed (`list_failed`), and units
+/// whose system headers the evidence leaves out.
+pub fn in_scope_gaps(
+    model: &Codemodel,
+    deps: &DepEvidence,
+    in_scope: &[bool],
+    list_failed: bool,
+) -> Vec<Gap> {
+    let coverage = coverage_gaps(model, deps, in_scope);
+    let mut gaps = match coverage.iter().min() {
+        Some(first) if list_failed => vec![Gap::new(
+            Code::DepCoverageIncomplete,
+            format!(
+                "{} compiled sources in scope have no dependency evidence, because of the dependency list (above); the first: {}",
+                coverage.len(),
+                first.detail
+            ),
+        )],
+        _ => coverage,
+    };
+    gaps.extend(system_headers_gaps(model, deps, in_scope));
+    gaps
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@
 
 pub mod aliases;
 pub mod autogen;
+pub mod build;
 pub mod coverage;
 pub mod ctest;
 pub mod depfile;

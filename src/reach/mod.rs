@@ -75,9 +75,10 @@ use channel::{working_dirs, Channel, Joined, TestCx};
 use named::Named;
 
 use crate::fasthash::FastSet;
-use crate::graph::TestMapping;
+use crate::graph::{Chain, TestMapping};
 use crate::ingest::ctest::Catalogue;
 use crate::ingest::depfile::DepEvidence;
+use crate::ingest::file_api::Codemodel;
 use crate::reason::{Code, Gap};
 
 /// The channels, in the order they run for each test: a later one sees
@@ -148,28 +149,30 @@ fn reach_of(
     // Closure targets already shown to the channels; direct[shown..] are not yet.
     let mut done: FastSet<usize> = FastSet::default();
     let mut shown = 0;
-    while !quiet {
-        let closure: Vec<usize> = (cx.lookup.graph.closure(direct).into_iter())
-            .filter(|&t| done.insert(t))
-            .collect();
-        let joined = Joined {
-            direct: &direct[shown..],
-            closure: &closure,
-        };
-        for c in channels.iter_mut() {
-            c.of_round(cx, &joined, &mut named, gaps);
-        }
-        shown = direct.len();
-        let mut grew = false;
-        for (t, why) in &named.targets {
-            if !direct.contains(t) {
-                direct.push(*t);
-                via.push((*t, why.clone()));
-                grew = true;
+    if !quiet {
+        loop {
+            let closure: Vec<usize> = (cx.lookup.graph.closure(direct).into_iter())
+                .filter(|&t| done.insert(t))
+                .collect();
+            let joined = Joined {
+                direct: &direct[shown..],
+                closure: &closure,
+            };
+            for c in channels.iter_mut() {
+                c.of_round(cx, &joined, &mut named, gaps);
             }
-        }
-        if !grew {
-            break;
+            shown = direct.len();
+            let mut grew = false;
+            for (t, why) in &named.targets {
+                if !direct.contains(t) {
+                    direct.push(*t);
+                    via.push((*t, why.clone()));
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
         }
     }
     let mut r = TestReach {
@@ -196,4 +199,32 @@ fn reach_of(
         ));
     }
     r
+}
+
+/// Each chain says why its test reaches its last target when a channel
+/// made that target one of the test's direct targets.
+pub fn explain_chains(
+    chains: &mut [Chain],
+    reaches: &[TestReach],
+    catalogue: &Catalogue,
+    model: &Codemodel,
+) {
+    if reaches.iter().all(|r| r.via.is_empty()) {
+        return;
+    }
+    let index: crate::fasthash::FastMap<&str, usize> = (catalogue.tests.iter().enumerate())
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
+    for c in chains {
+        let Some(&ti) = index.get(c.test.as_str()) else {
+            continue;
+        };
+        if let Some((_, why)) = reaches[ti]
+            .via
+            .iter()
+            .find(|(t, _)| c.targets.last() == Some(&model.targets[*t].name))
+        {
+            c.reached = why.clone();
+        }
+    }
 }
