@@ -1,9 +1,13 @@
 //! Differential oracle on real CMake builds.
 //!
 //! Each scenario writes a small CMake project, builds BASE, runs the whole suite
-//! with real `ctest`, applies the HEAD edits in place, builds HEAD in a fresh
-//! build dir, runs the whole suite again, and runs diff2test on the HEAD build
-//! with the change set. The set of tests whose result changed (pass <-> fail, or
+//! with real `ctest`, applies the HEAD edits in place, configures and builds
+//! HEAD in the same build dir (as a CI runner that keeps its build does), runs
+//! the whole suite again, and runs diff2test on the HEAD build with the change
+//! set. Scenarios whose BASE trees are written the same way share one BASE
+//! build and its suite's results: each gets a copy of that build at the path
+//! it was made at (`common::slots`), so a new scenario costs an incremental
+//! build, not two full ones. The set of tests whose result changed (pass <-> fail, or
 //! present on one side only) is the ground truth:
 //!
 //! * **oracle (safety)**: diff2test falls back (exit 3 listing every HEAD test,
@@ -39,9 +43,11 @@ pub struct Ctx {
     pub root: PathBuf,
     /// `ROOT/src`: the source tree, edited in place from BASE to HEAD.
     pub src: PathBuf,
-    /// `ROOT/build-base`: the BASE build.
+    /// The BASE build: `ROOT/build` before the HEAD edits (the after-base-build
+    /// hooks see it there).
     pub base_build: PathBuf,
-    /// `ROOT/build`: the HEAD build diff2test reads.
+    /// `ROOT/build`: the HEAD build diff2test reads (the BASE build, rebuilt
+    /// incrementally after the edits, configure run again).
     pub build: PathBuf,
     /// Values hooks record (e.g. commit ids), substituted as `@NAME@`.
     vars: RefCell<BTreeMap<String, String>>,
@@ -73,6 +79,14 @@ impl Ctx {
 
 type Hook = Box<dyn Fn(&Ctx)>;
 
+/// A hook that writes the BASE tree, with the identity of its closure when
+/// it captures nothing (then two scenarios with the same one write the same
+/// tree, and may share a BASE build).
+struct BaseHook {
+    identity: Option<std::any::TypeId>,
+    hook: Hook,
+}
+
 /// How a tree is configured and built.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Generator {
@@ -102,7 +116,9 @@ pub struct Scenario {
     /// `None`: [`default_generator`].
     generator: Option<Generator>,
     first_targets: Vec<String>,
-    after_base_files: Vec<Hook>,
+    /// HEAD is built from scratch (see [`Scenario::fresh_head_build`]).
+    fresh_head: bool,
+    after_base_files: Vec<BaseHook>,
     after_edits: Vec<Hook>,
     after_head_build: Vec<Hook>,
     after_base_build: Vec<Hook>,
@@ -119,6 +135,7 @@ impl Scenario {
             extra_args: Vec::new(),
             generator: None,
             first_targets: Vec::new(),
+            fresh_head: false,
             after_base_files: Vec::new(),
             after_edits: Vec::new(),
             after_head_build: Vec::new(),
@@ -186,14 +203,27 @@ impl Scenario {
         self.generator = Some(g);
         self
     }
+    /// HEAD is configured and built from scratch, not incrementally: for a
+    /// scenario about what the build's own dependency tracking misses (a
+    /// header `-MMD` leaves out, a `#pragma once` twin whose time is set back,
+    /// AUTOUIC on Ninja), where an incremental HEAD build would keep BASE's
+    /// objects and so hide the change from the ground truth.
+    pub fn fresh_head_build(mut self) -> Self {
+        self.fresh_head = true;
+        self
+    }
     /// Targets built (in order, one at a time) before the whole build.
     pub fn build_first(mut self, target: &str) -> Self {
         self.first_targets.push(target.to_owned());
         self
     }
     /// Runs after the BASE files are written, before the BASE build.
-    pub fn after_base_files(mut self, f: impl Fn(&Ctx) + 'static) -> Self {
-        self.after_base_files.push(Box::new(f));
+    pub fn after_base_files<F: Fn(&Ctx) + 'static>(mut self, f: F) -> Self {
+        let identity = (std::mem::size_of::<F>() == 0).then(std::any::TypeId::of::<F>);
+        self.after_base_files.push(BaseHook {
+            identity,
+            hook: Box::new(f),
+        });
         self
     }
     /// Runs after the HEAD edits, before the HEAD build.
@@ -219,7 +249,25 @@ impl Scenario {
         self
     }
 
-    /// Builds BASE and HEAD, runs both suites and diff2test.
+    /// What makes the BASE build: every input of it, when all are known
+    /// (every after-base-files hook captures nothing); scenarios with the same
+    /// key share one BASE build ([`common::slots`]).
+    fn base_key(&self, generator: Generator, config: Option<&str>) -> Option<String> {
+        let hooks: Option<Vec<std::any::TypeId>> =
+            self.after_base_files.iter().map(|h| h.identity).collect();
+        Some(format!(
+            "oracle {generator:?} {config:?} {:?} {:?} {:?} {:?}",
+            compiler_args(),
+            self.first_targets,
+            self.base,
+            hooks?
+        ))
+    }
+
+    /// Builds BASE (or restores a BASE build an earlier scenario with the same
+    /// key made, with its suite's results), runs the after-base-build hooks,
+    /// applies the HEAD edits, configures and builds HEAD incrementally in the
+    /// same tree, runs the suite and diff2test.
     pub fn run(self) -> Outcome {
         require_tools();
         // A generator the scenario chose is built as it asks (class 11 lists a
@@ -232,30 +280,38 @@ impl Scenario {
                 g => (g, None),
             },
         };
-        let dir = scratch_dir(&format!("d2t-oracle-{}-", self.name));
-        let root = dir.path().to_path_buf();
+        let mut lease = match self.base_key(generator, config) {
+            Some(key) => common::slots::lease(&key),
+            None => common::slots::unshared(),
+        };
+        let root = lease.work();
         let ctx = Ctx {
             src: root.join("src"),
-            base_build: root.join("build-base"),
+            base_build: root.join("build"),
             build: root.join("build"),
             root,
             vars: RefCell::new(BTreeMap::new()),
             config,
         };
-        for (p, c) in &self.base {
-            ctx.write(p, c);
-        }
-        for h in &self.after_base_files {
-            h(&ctx);
-        }
-        build_tree(
-            &ctx.src,
-            &ctx.base_build,
-            generator,
-            config,
-            &self.first_targets,
-        );
-        let base = run_suite(&ctx.base_build, &ctx.root.join("junit-base.xml"), generator);
+        let base: BTreeMap<String, bool> = if lease.restored() {
+            let (base, vars): (BTreeMap<String, bool>, BTreeMap<String, String>) = lease.data();
+            *ctx.vars.borrow_mut() = vars;
+            base
+        } else {
+            for (p, c) in &self.base {
+                ctx.write(p, c);
+            }
+            for h in &self.after_base_files {
+                (h.hook)(&ctx);
+            }
+            build_tree(&ctx.src, &ctx.build, generator, config, &self.first_targets);
+            // Saved before the suite runs: its outputs are no part of BASE.
+            lease.save(());
+            let base = run_suite(&ctx.build, &ctx.root.join("junit-base.xml"), generator);
+            lease.restore();
+            lease.set_data((base.clone(), ctx.vars.borrow().clone()));
+            base
+        };
         for h in &self.after_base_build {
             h(&ctx);
         }
@@ -275,6 +331,9 @@ impl Scenario {
         }
         for h in &self.after_edits {
             h(&ctx);
+        }
+        if self.fresh_head {
+            std::fs::remove_dir_all(&ctx.build).unwrap();
         }
         build_tree(&ctx.src, &ctx.build, generator, config, &self.first_targets);
         let head = run_suite(&ctx.build, &ctx.root.join("junit-head.xml"), generator);
@@ -311,14 +370,14 @@ impl Scenario {
             "[oracle {}] diff2test exit {}\nstdout:\n{}stderr:\n{}",
             self.name, run.code, run.stdout, run.stderr
         );
-        let dir = if std::env::var_os("DIFF2TEST_ORACLE_KEEP").is_some() {
-            eprintln!("[oracle {}] kept {}", self.name, dir.keep().display());
+        let lease = if std::env::var_os("DIFF2TEST_ORACLE_KEEP").is_some() {
+            eprintln!("[oracle {}] kept {}", self.name, lease.keep().display());
             None
         } else {
-            Some(dir)
+            Some(lease)
         };
         Outcome {
-            _dir: dir,
+            _dir: lease,
             name: self.name,
             ctx,
             base,
@@ -332,7 +391,7 @@ impl Scenario {
 /// The two suites' results and the diff2test run.
 pub struct Outcome {
     /// Keeps the trees until the outcome is dropped (later runs may read them).
-    _dir: Option<tempfile::TempDir>,
+    _dir: Option<common::slots::Lease>,
     pub name: String,
     pub ctx: Ctx,
     /// test name → passed, at BASE.
@@ -1857,6 +1916,7 @@ fn oracle_class06_pragma_once_twin_synced_from_the_other_copy() {
          add_test(NAME only_b COMMAND only_b)\n"
     );
     let o = Scenario::new("c06-pragma-once-twins")
+        .fresh_head_build()
         .file("CMakeLists.txt", &cmake)
         .file("a/twin.h", TWIN_A)
         .file("b/twin.h", TWIN_B_BASE)
@@ -2484,6 +2544,7 @@ fn system_dir_scenario(name: &str, depfile_flags: &str) -> Scenario {
          add_test(NAME other COMMAND other)\n"
     );
     Scenario::new(name)
+        .fresh_head_build()
         .file("CMakeLists.txt", &cmake)
         .file("vendor/vendored.h", "#pragma once\n#define VENDORED 1\n")
         .file(
@@ -3061,6 +3122,7 @@ fn autouic_scenario_with(name: &str, automoc: &str) -> Scenario {
          add_test(NAME t_other COMMAND t_other)\n"
     );
     Scenario::new(name)
+        .fresh_head_build()
         .file("CMakeLists.txt", &cmake)
         .file("forms/form.ui", &designer_form(&["label"]))
         .file(

@@ -5,13 +5,21 @@
 //! install; nothing is skipped silently.
 #![allow(dead_code)]
 
+pub mod slots;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+/// What keeps a [`Built`]'s trees on disk.
+enum Keep {
+    Temp(tempfile::TempDir),
+    Slot(slots::Lease),
+}
+
 /// A configured and built copy of the fixture.
 pub struct Built {
-    _dir: tempfile::TempDir,
+    _dir: Keep,
     /// Temp root (redacted as `[ROOT]` in snapshots).
     pub root: PathBuf,
     /// Source dir (`ROOT/src`).
@@ -164,22 +172,32 @@ pub fn prepare(b: &Built) {
     prepare_with(b, &[])
 }
 
-/// Copies the fixture to a fresh temp dir and builds it with `prepare-build.sh`.
+/// A private, mutable build of the fixture, as `prepare-build.sh` makes it
+/// with `cmake_args`: built once per slot ([`slots`]) and restored from its
+/// pristine copy for every later caller (the same tree, at the same path).
 pub fn build_fixture(cmake_args: &[&str]) -> Built {
     require_tools();
-    let dir = scratch_dir("d2t-it-");
-    let root = dir.path().to_path_buf();
+    let mut lease = slots::lease(&format!("fixture {cmake_args:?}"));
+    let root = lease.work();
     let src = root.join("src");
     let build = root.join("build");
-    copy_fixture(&src);
-    let b = Built {
-        _dir: dir,
+    if !lease.restored() {
+        copy_fixture(&src);
+        run_ok(
+            Command::new("bash")
+                .arg(repo_root().join("fixtures/prepare-build.sh"))
+                .arg(&src)
+                .arg(&build)
+                .args(cmake_args),
+        );
+        lease.save(());
+    }
+    Built {
+        _dir: Keep::Slot(lease),
         root,
         src,
         build,
-    };
-    prepare_with(&b, cmake_args);
-    b
+    }
 }
 
 /// One shared default build for read-only scenarios (never mutate it).
@@ -203,7 +221,7 @@ impl Built {
         build: PathBuf,
     ) -> Built {
         Built {
-            _dir: dir,
+            _dir: Keep::Temp(dir),
             root,
             src,
             build,
