@@ -251,7 +251,7 @@ fn reach_and_changes(
     a.declarations.extend(uses);
     a.declarations.sort();
     a.declarations.dedup();
-    ev.base_snapshot = compare_base(req, &a.policy, d);
+    ev.base_snapshot = compare_base(req.base_snapshot.as_deref(), &a.policy, d);
     if ev.base_snapshot.is_some() {
         a.declarations.extend(declare::compare_mode(&mut a.changed));
         a.declarations.sort();

@@ -12,14 +12,14 @@ use crate::{changes, ingest, paths, reach, snapshot, vcs};
 /// are both given and the file is a readable snapshot; a gap otherwise
 /// (no gap when compare mode is off).
 pub(crate) fn compare_base(
-    req: &crate::request::Request,
+    base_snapshot: Option<&str>,
     policy: &Policy,
     decision: &mut Decision,
 ) -> Option<serde_json::Value> {
     if policy.build_config != policy::BuildConfigMode::Compare {
         return None;
     }
-    let path = req.base_snapshot.as_deref()?;
+    let path = base_snapshot?;
     let parsed = std::fs::read(path)
         .map_err(|e| e.to_string())
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).map_err(|e| e.to_string()));
