@@ -33,6 +33,10 @@ pub fn target(
             let name = d["id"].as_str().and_then(&name_of).unwrap_or_default();
             *d = serde_json::json!({ "target": name });
         }
+        // A set: CMake lists it in no stable order (two configures of one
+        // tree differ), and its order means nothing (link order is in `link`).
+        ds.sort_by(|a, b| a["target"].as_str().cmp(&b["target"].as_str()));
+        ds.dedup();
     }
     if let Some(m) = v.as_object_mut() {
         m.remove("id");
@@ -72,4 +76,24 @@ pub fn relativize(s: &str, src: &str, build: &str) -> String {
         out = out.replace(src, "<SRC>");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_fingerprint_ignores_the_order_of_its_dependencies() {
+        let names = |id: &str| Some(id.trim_start_matches("id-").to_owned());
+        let a = serde_json::json!({"name": "t", "id": "x", "dependencies": [
+            {"id": "id-b", "backtrace": 1}, {"id": "id-a", "backtrace": 2}, {"id": "id-c"}]});
+        let b = serde_json::json!({"name": "t", "id": "y", "dependencies": [
+            {"id": "id-c"}, {"id": "id-a", "backtrace": 5}, {"id": "id-b"}]});
+        assert_eq!(target(a, names, "/s", "/b"), target(b, names, "/s", "/b"));
+        let c = serde_json::json!({"name": "t", "id": "y", "dependencies": [
+            {"id": "id-c"}, {"id": "id-a"}]});
+        let d = serde_json::json!({"name": "t", "id": "y", "dependencies": [
+            {"id": "id-c"}, {"id": "id-a"}, {"id": "id-b"}]});
+        assert_ne!(target(c, names, "/s", "/b"), target(d, names, "/s", "/b"));
+    }
 }

@@ -296,7 +296,12 @@ fn walk_and_decide(
         } else {
             None
         };
-        match snapshot::compute(model, &graph, &deps, cat, &mappings, &reaches, commit) {
+        let computed = ingest::build_commands::fingerprints(reader, model).and_then(|commands| {
+            snapshot::compute(
+                model, &graph, &deps, cat, &mappings, &reaches, &commands, commit,
+            )
+        });
+        match computed {
             Err(g) => d.require_full(g),
             Ok(head) => match &base_snapshot {
                 None => a.snapshot = Some(head),

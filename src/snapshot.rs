@@ -38,7 +38,9 @@ use crate::reason::{Code, Gap};
 /// Schema id of snapshots.
 pub const SNAPSHOT_SCHEMA: &str = "diff2test.snapshot.v1";
 
-/// Computes the snapshot of the current build.
+/// Computes the snapshot of the current build. `commands` are the targets' generator-command
+/// fingerprints ([`crate::ingest::build_commands`]), indexed as `model.targets`.
+#[allow(clippy::too_many_arguments)]
 pub fn compute(
     model: &Codemodel,
     graph: &Graph<'_>,
@@ -46,6 +48,7 @@ pub fn compute(
     catalogue: &Catalogue,
     mappings: &[TestMapping],
     reaches: &[TestReach],
+    commands: &[String],
     source_commit: Option<String>,
 ) -> Result<Value, Gap> {
     let (src, build) = (model.source_root.as_str(), model.build_root.as_str());
@@ -56,14 +59,20 @@ pub fn compute(
         .as_ref()
         .ok_or_else(|| invalid("the codemodel was loaded without fingerprints"))?;
     let mut targets: BTreeMap<String, String> = BTreeMap::new();
-    for (t, f) in model.targets.iter().zip(&fp.targets) {
+    for (i, (t, f)) in model.targets.iter().zip(&fp.targets).enumerate() {
         let Some(f) = f else {
             return Err(invalid(&format!(
                 "target {:?} has no usable object file",
                 t.name
             )));
         };
-        targets.insert(t.name.clone(), f.clone());
+        // The File API's description and the generator's commands
+        // (`ingest::build_commands`): a soname lives only in the latter.
+        let cmds = commands.get(i).map(String::as_str).unwrap_or("");
+        targets.insert(
+            t.name.clone(),
+            fingerprint::short_hash(format!("{f} {cmds}").as_bytes()),
+        );
     }
     let toolchain = match &fp.toolchain {
         Ok(Some(f)) => f.clone(),
@@ -133,6 +142,12 @@ pub fn compute(
         names.sort_unstable();
         let mut fs: BTreeSet<String> = BTreeSet::new();
         for &t in &closure {
+            // Build-tree files its flags name (a version script configure wrote).
+            for f in &model.targets[t].cmdline_build_files {
+                if std::fs::metadata(f).is_ok_and(|m| m.is_file()) {
+                    fs.insert(digest_of(&mut files, f, src, build)?);
+                }
+            }
             for &u in &units_of[t] {
                 for &p in &deps.tus[u].prereqs {
                     let f = &deps.files[p as usize];

@@ -3937,6 +3937,110 @@ fn compare_a_snapshot_of_the_base_commit_is_used_and_one_of_another_commit_falls
     );
 }
 
+// ============== issue 29, class 1a: compare mode fingerprints what the build runs
+
+/// A shared library `foo` with `VERSION 1.2.3 SOVERSION 1`, a program that
+/// checks which soname it loaded, and a bystander that links nothing.
+fn soname_scenario(name: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}add_library(foo SHARED foo.cpp)\n\
+         set_target_properties(foo PROPERTIES VERSION 1.2.3 SOVERSION 1)\n\
+         add_executable(t_soname t_soname.cpp)\n\
+         target_link_libraries(t_soname foo)\n\
+         add_test(NAME t_soname COMMAND t_soname)\n\
+         add_executable(t_other t_other.cpp)\n\
+         add_test(NAME t_other COMMAND t_other)\n"
+    );
+    Scenario::new(name)
+        .fresh_head_build()
+        .file("CMakeLists.txt", &cmake)
+        .file("foo.cpp", "int foo() { return 1; }\n")
+        .file(
+            "t_soname.cpp",
+            &main_checking(
+                "#include <link.h>\n#include <cstring>\nint foo();\n\
+                 static int seen(dl_phdr_info* i, size_t, void* found) {\n\
+                   const char* want = \"libfoo.so.1\";\n\
+                   size_t n = std::strlen(i->dlpi_name), w = std::strlen(want);\n\
+                   if (n >= w && std::strcmp(i->dlpi_name + n - w, want) == 0) *static_cast<int*>(found) = 1;\n\
+                   return 0;\n\
+                 }\n\
+                 static int loaded_soname_1() { int found = 0; dl_iterate_phdr(seen, &found); return found; }",
+                "foo() == 1 && loaded_soname_1()",
+            ),
+        )
+        .file("t_other.cpp", &main_checking("", "2 + 2 == 4"))
+        .after_base_build(snapshot_base)
+        .policy(COMPARE)
+        .arg("--base-snapshot")
+        .arg("@ROOT@/base.snapshot.json")
+}
+
+/// A `SOVERSION` bump changes none of the File API's fields (the artifact is
+/// still `libfoo.so.1.2.3`), but the link command's soname: every program
+/// that links the library is relinked against `libfoo.so.2`. Compare mode
+/// fingerprints the generator's commands, so `t_soname` (whose result flips)
+/// is selected and the bystander is not.
+#[test]
+fn compare_a_soversion_bump_selects_the_tests_whose_programs_link_the_library() {
+    let o = soname_scenario("c29-soversion")
+        .patch("CMakeLists.txt", "SOVERSION 1)", "SOVERSION 2)")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_soname"]);
+    assert!(
+        o.run.stderr.contains("BUILD_DESCRIPTION_CHANGED"),
+        "{}",
+        o.report()
+    );
+}
+
+/// A version script that configure writes from a CMake list (`file(WRITE)`)
+/// and the link line names: a new symbol in the list changes what the library
+/// exports, and no File API field. Its bytes are part of the description.
+#[test]
+fn compare_a_version_script_configure_writes_is_part_of_the_description() {
+    let cmake = format!(
+        "{PROLOGUE}set(exported foo_base)\n\
+         list(JOIN exported \"; \" syms)\n\
+         file(WRITE ${{CMAKE_CURRENT_BINARY_DIR}}/foo.map \"{{ global: ${{syms}}; local: *; }};\\n\")\n\
+         add_library(foo SHARED foo.cpp)\n\
+         target_link_options(foo PRIVATE -Wl,--version-script=${{CMAKE_CURRENT_BINARY_DIR}}/foo.map)\n\
+         add_executable(t_sym t_sym.cpp)\n\
+         target_link_libraries(t_sym foo ${{CMAKE_DL_LIBS}})\n\
+         add_test(NAME t_sym COMMAND t_sym)\n\
+         add_executable(t_other t_other.cpp)\n\
+         add_test(NAME t_other COMMAND t_other)\n"
+    );
+    let o = Scenario::new("c29-version-script")
+        .fresh_head_build()
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "foo.cpp",
+            "extern \"C\" int foo_base() { return 1; }\nextern \"C\" int foo_extra() { return 2; }\n",
+        )
+        .file(
+            "t_sym.cpp",
+            &main_checking(
+                "#include <dlfcn.h>\nextern \"C\" int foo_base();",
+                "foo_base() == 1 && dlsym(RTLD_DEFAULT, \"foo_extra\") != nullptr",
+            ),
+        )
+        .file("t_other.cpp", &main_checking("", "2 + 2 == 4"))
+        .after_base_build(snapshot_base)
+        .policy(COMPARE)
+        .arg("--base-snapshot")
+        .arg("@ROOT@/base.snapshot.json")
+        .patch(
+            "CMakeLists.txt",
+            "set(exported foo_base)",
+            "set(exported foo_base foo_extra)",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_sym"]);
+}
+
 #[test]
 fn snapshots_of_one_commit_in_two_build_dirs_are_identical() {
     let a = common::build_fixture(&[]);
@@ -3989,6 +4093,25 @@ fn snapshots_of_one_commit_in_two_build_dirs_are_identical() {
         "same commit, other checkout and build dir: equal snapshots"
     );
     assert!(first.len() < 64 * 1024, "compact: {} bytes", first.len());
+    // And the same build directory configured again from scratch (a new
+    // cache: CMake lists each target's dependencies in no stable order).
+    std::fs::remove_file(a.build.join("CMakeCache.txt")).unwrap();
+    let out = Command::new("bash")
+        .arg(common::repo_root().join("fixtures/prepare-build.sh"))
+        .arg(&a.src)
+        .arg(&a.build)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        first,
+        snap(&a, &a.src),
+        "same commit, configured again: equal snapshots"
+    );
 }
 
 #[test]
@@ -4166,4 +4289,6 @@ on_ninja!(
     precision_a_scripted_test_is_selected_through_its_target,
     precision_a_scripted_test_is_selected_through_its_script,
     precision_a_version_script_named_on_the_link_line_is_dependency_evidence,
+    compare_a_soversion_bump_selects_the_tests_whose_programs_link_the_library,
+    compare_a_version_script_configure_writes_is_part_of_the_description,
 );

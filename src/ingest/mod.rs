@@ -7,6 +7,7 @@
 pub mod aliases;
 pub mod autogen;
 pub mod build;
+pub mod build_commands;
 pub mod coverage;
 pub mod ctest;
 pub mod depfile;

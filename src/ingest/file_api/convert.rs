@@ -217,11 +217,19 @@ pub(super) fn convert_target(
     generated.sort();
     generated.dedup();
     let mut cmdline_files = Vec::new();
-    for word in fragments
+    let mut cmdline_build_files = Vec::new();
+    let is_flags = |role: Option<&str>| !matches!(role, Some("libraries" | "libraryPath"));
+    for (word, flag) in fragments
         .iter()
-        .map(|f| &*f.fragment)
-        .chain(flags.iter().map(String::as_str))
-        .flat_map(str::split_ascii_whitespace)
+        .flat_map(|f| {
+            let flag = is_flags(f.role.as_ref().map(|r| &*r.0));
+            f.fragment.split_ascii_whitespace().map(move |w| (w, flag))
+        })
+        .chain(
+            flags
+                .iter()
+                .flat_map(|f| f.split_ascii_whitespace().map(|w| (w, true))),
+        )
     {
         for piece in word.split([',', '=']) {
             let piece = piece.trim_matches(|c| c == '"' || c == '\'');
@@ -230,13 +238,19 @@ pub(super) fn convert_target(
                 continue;
             }
             let abs = paths::join_fold(link_dir, piece);
-            if paths::is_within(&abs, source_root) && !paths::is_within(&abs, build_root) {
+            if paths::is_within(&abs, build_root) {
+                if flag {
+                    cmdline_build_files.push(abs);
+                }
+            } else if paths::is_within(&abs, source_root) {
                 cmdline_files.push(abs);
             }
         }
     }
     cmdline_files.sort();
     cmdline_files.dedup();
+    cmdline_build_files.sort();
+    cmdline_build_files.dedup();
     let target = Target {
         name: t.name.into_owned(),
         id: t.id.into_owned(),
@@ -254,6 +268,7 @@ pub(super) fn convert_target(
         includes,
         system_includes,
         cmdline_files,
+        cmdline_build_files,
         generated,
     };
     Ok(Converted {
@@ -285,6 +300,7 @@ pub(super) fn placeholder(r: &RawTargetRef) -> Target {
         includes: Vec::new(),
         system_includes: Vec::new(),
         cmdline_files: Vec::new(),
+        cmdline_build_files: Vec::new(),
         generated: Vec::new(),
     }
 }

@@ -111,6 +111,10 @@ pub struct Target {
     /// linker or version script, a `-include` file, a response file),
     /// absolute folded: a change to one changes how the target is built.
     pub cmdline_files: Vec<String>,
+    /// Build-tree files its compile flags or link flags (not its libraries)
+    /// name verbatim (a version script `file(WRITE)` wrote), absolute
+    /// folded: part of its build description (snapshots).
+    pub cmdline_build_files: Vec<String>,
     /// Build-time generated files the target lists (custom command outputs
     /// through their `.rule` pseudo-sources, stamps), absolute folded.
     pub generated: Vec<String>,
