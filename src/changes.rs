@@ -82,7 +82,8 @@ const EXTERNAL_NAMES: &[&str] = &[
     ".gitmodules",
 ];
 
-/// True for build-configuration file names (the second line of defence after cmakeFiles-v1).
+/// True for build-configuration file names: the second line of defence when
+/// the File API gives no cmakeFiles-v1 inputs.
 pub fn is_build_config_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     lower == "cmakelists.txt" || lower.ends_with(".cmake") || lower.ends_with(".cmake.in")
@@ -397,7 +398,12 @@ fn classify_abs(
     }
     let in_inputs = cmake_inputs.is_some_and(|inputs| inputs.binary_search(&abs).is_ok());
     let glob = config_globs.iter().find(|g| g.matches(&abs));
-    if in_inputs || glob.is_some() || is_build_config_name(name) {
+    // By name only when the File API lists no CMake inputs: where it does,
+    // a `.cmake` or `CMakeLists.txt` that the last configure did not read
+    // (a test-time script a `cmake -P` test runs or includes, an unused
+    // subproject) is no CMake edit, and is decided as any other file.
+    let by_name = cmake_inputs.is_none() && is_build_config_name(name);
+    if in_inputs || glob.is_some() || by_name {
         let evidence = if in_inputs {
             "listed as a CMake input by the File API cmakeFiles-v1 reply".to_owned()
         } else if let Some(g) = glob {

@@ -276,10 +276,10 @@ pub fn apply(
                 let by_name = rule
                     .tests
                     .iter()
-                    .find(|g| crate::policy::glob_match(g, &t.name));
+                    .find(|g| crate::policy::name_match(g, &t.name));
                 let by_label = rule.labels.iter().find(|l| t.labels.contains(l));
                 if let Some(why) = by_name
-                    .map(|g| format!("test-name glob {g:?}"))
+                    .map(|g| format!("test-name pattern {g:?}"))
                     .or(by_label.map(|l| format!("label {l:?}")))
                 {
                     forced.push(Forced {

@@ -22,11 +22,11 @@
 //! why = "documentation only"
 //! [[data]]                     # test data: read only by the tests that name it,
 //! paths = ["tests/data/**"]    # and by the tests / labels listed (both optional)
-//! tests = ["parser.*"]
+//! tests = ["parser*"]         # test-name patterns (see name_match: `*` crosses `/`)
 //! labels = ["data"]
 //! why = "parser fixtures"
 //! [[script]]                   # tests run through a script or interpreter
-//! tests = ["test*.test"]       # test-name globs
+//! tests = ["test*.test"]       # test-name patterns
 //! targets = ["test1"]          # what they run (target names), and/or
 //! targets_from_script = true   # the targets whose artifacts the script files name
 //! why = "each script runs the program of its name"
@@ -143,7 +143,7 @@ pub struct DataRule {
     pub paths: Vec<String>,
     /// The user's justification (required).
     pub why: String,
-    /// Test-name globs that read the data too.
+    /// Test-name patterns ([`name_match`]) of tests that read the data too.
     pub tests: Vec<String>,
     /// Labels whose tests read the data too.
     pub labels: Vec<String>,
@@ -152,7 +152,7 @@ pub struct DataRule {
 /// `[[script]]`: what tests that run a script or interpreter run.
 #[derive(Clone, Debug)]
 pub struct ScriptRule {
-    /// Test-name globs.
+    /// Test-name patterns ([`name_match`]).
     pub tests: Vec<String>,
     /// The user's justification (required).
     pub why: String,
@@ -269,10 +269,10 @@ impl Policy {
         })
     }
 
-    /// The first script rule whose test-name globs match `test`, with its index.
+    /// The first script rule whose test-name patterns match `test`, with its index.
     pub fn script_for(&self, test: &str) -> Option<(usize, Declared)> {
         self.scripts.iter().enumerate().find_map(|(i, s)| {
-            let g = s.tests.iter().find(|g| glob_match(g, test))?;
+            let g = s.tests.iter().find(|g| name_match(g, test))?;
             Some((
                 i,
                 Declared {
@@ -426,9 +426,81 @@ pub fn glob_match(pattern: &str, path: &str) -> bool {
     go(pattern.as_bytes(), path.as_bytes())
 }
 
+/// Match of a test-name pattern (`[[data]] tests`, `[[script]] tests`).
+/// Test names are not paths: gtest's parameterised names hold `/`
+/// (`Suite/Test.Case/0`), so `*` matches any run of characters, `/`
+/// included; `?` matches exactly one character; `[…]` one character of a
+/// set (`[abc]`, a range `[a-z]`, negated by a leading `!` or `^`; a `]`
+/// right after the opening `[` or its negation is a member), and a `[`
+/// without its `]` is literal; every other character, `\` too, is literal.
+pub fn name_match(pattern: &str, name: &str) -> bool {
+    fn class(p: &[char], c: char) -> Option<(bool, usize)> {
+        // Some((whether `c` is a member, length of the class in `p`)).
+        let mut i = 1;
+        let negated = matches!(p.get(i), Some('!' | '^'));
+        if negated {
+            i += 1;
+        }
+        let mut member = false;
+        let mut first = true;
+        loop {
+            let &x = p.get(i)?;
+            if x == ']' && !first {
+                return Some((member != negated, i + 1));
+            }
+            first = false;
+            if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|&y| y != ']') {
+                let y = p[i + 2];
+                member |= x <= c && c <= y;
+                i += 3;
+            } else {
+                member |= x == c;
+                i += 1;
+            }
+        }
+    }
+    fn go(p: &[char], s: &[char]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some('*') => (0..=s.len()).any(|i| go(&p[1..], &s[i..])),
+            Some('?') => !s.is_empty() && go(&p[1..], &s[1..]),
+            Some('[') => match (s.first(), class(p, s.first().copied().unwrap_or('\0'))) {
+                (Some(_), Some((true, len))) => go(&p[len..], &s[1..]),
+                (_, Some((false, _))) | (None, Some(_)) => false,
+                (_, None) => s.first() == Some(&'[') && go(&p[1..], &s[1..]),
+            },
+            Some(c) => s.first() == Some(c) && go(&p[1..], &s[1..]),
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let s: Vec<char> = name.chars().collect();
+    go(&p, &s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_name_patterns_cross_slashes_and_know_classes() {
+        assert!(name_match("parser*", "parser/unicode"));
+        assert!(name_match("parser*", "parser.basic"));
+        assert!(name_match("*", "Suite/Test.Case/0"));
+        assert!(name_match("Suite/*/0", "Suite/Test.Case/0"));
+        assert!(!name_match("parser*", "lexer/parser"));
+        assert!(name_match("t?", "t1"));
+        assert!(name_match("t?", "t/"));
+        assert!(!name_match("t?", "t12"));
+        assert!(name_match("case[0-9]", "case7"));
+        assert!(!name_match("case[!0-9]", "case7"));
+        assert!(name_match("case[^0-9]", "casex"));
+        assert!(name_match("a[]]b", "a]b"));
+        assert!(name_match("a[b", "a[b"));
+        assert!(!name_match("a[b", "ab"));
+        assert!(name_match("x\\y", "x\\y"));
+        assert!(name_match("ünï*", "ünïcode/ß"));
+        assert!(!name_match("exact", "exact2"));
+    }
 
     #[test]
     fn globs() {

@@ -109,12 +109,22 @@ pub(crate) fn names_changed(r: &reach::TestReach, c: &changes::Changed) -> Optio
             )
         });
     }
-    r.configured
+    let named = r
+        .configured
+        .iter()
+        .find(|copy| changes::may_be_copy(copy, &c.abs));
+    if let Some(copy) = named {
+        return Some(format!(
+            "names {copy}, which configure wrote and which may be a copy of changed path {}",
+            c.display
+        ));
+    }
+    r.copies
         .iter()
         .find(|copy| changes::may_be_copy(copy, &c.abs))
         .map(|copy| {
             format!(
-                "names {copy}, which configure wrote and which may be a copy of changed path {}",
+                "names a directory holding {copy}, which configure wrote and which may be a copy of changed path {}",
                 c.display
             )
         })

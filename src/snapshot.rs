@@ -157,7 +157,7 @@ pub fn compute(
                 }
             }
         }
-        for f in &reaches[i].configured {
+        for f in reaches[i].configured.iter().chain(&reaches[i].copies) {
             fs.insert(digest_of(&mut files, f, src, build)?);
         }
         let mut all = format!("catalogue {entry}\ntoolchain {toolchain}\n");

@@ -312,6 +312,10 @@ impl Scenario {
             lease.set_data((base.clone(), ctx.vars.borrow().clone()));
             base
         };
+        // The policy, before the after-base-build hooks: a base snapshot is made with it.
+        if let Some(p) = &self.policy {
+            std::fs::write(ctx.root.join("diff2test.toml"), p).unwrap();
+        }
         for h in &self.after_base_build {
             h(&ctx);
         }
@@ -354,11 +358,9 @@ impl Scenario {
             args.push("--changed".into());
             args.push(c.clone());
         }
-        if let Some(p) = &self.policy {
-            let f = ctx.root.join("diff2test.toml");
-            std::fs::write(&f, p).unwrap();
+        if self.policy.is_some() {
             args.push("--policy".into());
-            args.push(f.display().to_string());
+            args.push(ctx.root.join("diff2test.toml").display().to_string());
         }
         if let Some(c) = config {
             args.push("--config".into());
@@ -3638,6 +3640,11 @@ fn snapshot_base(ctx: &Ctx) {
         "--output".into(),
         ctx.root.join("base.snapshot.json").display().to_string(),
     ];
+    // The scenario's policy (its [[script]] rules map tests the snapshot fingerprints).
+    let policy = ctx.root.join("diff2test.toml");
+    if policy.is_file() {
+        args.extend(["--policy".into(), policy.display().to_string()]);
+    }
     if let Some(c) = ctx.config {
         args.extend(["--config".into(), c.into()]);
     }
@@ -3932,6 +3939,124 @@ fn compare_a_snapshot_of_the_base_commit_is_used_and_one_of_another_commit_falls
     o.expect_fallback_naming(3, "reason SNAPSHOT_MISMATCH");
     assert!(
         o.run.stderr.contains("but the change set starts at"),
+        "{}",
+        o.report()
+    );
+}
+
+// ============== issue 29, class 1d: a .cmake file is a CMake edit only when configure read it
+
+/// A `cmake -P` test whose script runs a built program and `include()`s a
+/// helper that says what to expect; a `[[script]]` rule declares what the
+/// script runs. Neither file is read by configure (cmakeFiles-v1 lists
+/// neither): a change to the helper is no CMake edit. Before, its name alone
+/// made it one, compare mode then cleared it, and the test whose helper
+/// changed was omitted; now it is a path no evidence explains (the test
+/// names the script, not the helper), and the run falls back.
+#[test]
+fn compare_a_test_time_cmake_script_is_no_cmake_edit() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(tool tool.cpp)\n\
+         add_test(NAME t_script COMMAND ${{CMAKE_COMMAND}} -DPROG=$<TARGET_FILE:tool> -P ${{CMAKE_CURRENT_SOURCE_DIR}}/check.cmake)\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME other COMMAND other)\n"
+    );
+    let o = Scenario::new("c29-cmake-script")
+        .file("CMakeLists.txt", &cmake)
+        .file("tool.cpp", "#include <cstdio>\nint main() { std::puts(\"42\"); }\n")
+        .file(
+            "check.cmake",
+            "include(${CMAKE_CURRENT_LIST_DIR}/expect.cmake)\n\
+             execute_process(COMMAND ${PROG} OUTPUT_VARIABLE out)\n\
+             string(STRIP \"${out}\" out)\n\
+             if(NOT out STREQUAL \"${EXPECTED}\")\n  message(FATAL_ERROR \"tool printed ${out}\")\nendif()\n",
+        )
+        .file("expect.cmake", "set(EXPECTED 42)\n")
+        .file("other.cpp", &main_checking("", "2 + 2 == 4"))
+        .after_base_build(snapshot_base)
+        .policy(&format!(
+            "{COMPARE}[[script]]\ntests = [\"t_script\"]\ntargets = [\"tool\"]\nwhy = \"check.cmake runs tool\"\n"
+        ))
+        .arg("--base-snapshot")
+        .arg("@ROOT@/base.snapshot.json")
+        .edit("expect.cmake", "set(EXPECTED 43)\n")
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
+}
+
+// ============== issue 29, class 4: declarations match exactly what they say
+
+/// `[[data]] tests = ["parser*"]` covers `parser/unicode`: test names are
+/// not paths (gtest's parameterised names hold `/`), so `*` crosses `/`. The
+/// test finds its data from `__FILE__` (no channel names the data).
+#[test]
+fn oracle_class29_data_rule_test_pattern_covers_a_name_with_a_slash() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(parser_unicode parser_unicode.cpp)\n\
+         add_test(NAME parser/unicode COMMAND parser_unicode)\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME other COMMAND other)\n"
+    );
+    let o = Scenario::new("c29-name-pattern")
+        .file("CMakeLists.txt", &cmake)
+        .file("data/input.txt", "v1\n")
+        .file(
+            "parser_unicode.cpp",
+            &main_checking(
+                "#include <fstream>\n#include <string>\n\
+                 static std::string first_line() {\n\
+                   std::string f = __FILE__;\n\
+                   std::ifstream in(f.substr(0, f.rfind('/')) + \"/data/input.txt\");\n\
+                   std::string s; std::getline(in, s); return s;\n\
+                 }",
+                "first_line() == \"v1\"",
+            ),
+        )
+        .file("other.cpp", &main_checking("", "2 + 2 == 4"))
+        .policy("[[data]]\npaths = [\"data/**\"]\ntests = [\"parser*\"]\nwhy = \"parser fixtures, read by the parser tests\"\n")
+        .edit("data/input.txt", "v2\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["parser/unicode"]);
+}
+
+/// A `[[data]]` rule that is true (the data is read only by the tests that
+/// name it) and a test that names a build-tree directory configure copied
+/// the data into (`file(COPY data DESTINATION …)`): the files below a named
+/// directory that configure wrote are possible copies too, not only a named
+/// copied file.
+#[test]
+fn oracle_class29_data_rule_and_a_test_naming_a_copied_directory() {
+    let cmake = format!(
+        "{PROLOGUE}file(COPY data DESTINATION ${{CMAKE_BINARY_DIR}}/testdata)\n\
+         add_executable(reader reader.cpp)\n\
+         add_test(NAME t_data COMMAND reader ${{CMAKE_BINARY_DIR}}/testdata/data)\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME other COMMAND other)\n"
+    );
+    let o = Scenario::new("c29-copied-dir")
+        .file("CMakeLists.txt", &cmake)
+        .file("data/input.txt", "v1\n")
+        .file(
+            "reader.cpp",
+            "#include <fstream>\n#include <string>\n#include <cstdio>\n\
+             int main(int argc, char** argv) {\n\
+               if (argc < 2) return 2;\n\
+               std::ifstream in(std::string(argv[1]) + \"/input.txt\");\n\
+               std::string s; std::getline(in, s);\n\
+               std::printf(\"read %s\\n\", s.c_str());\n\
+               return s == \"v1\" ? 0 : 1;\n\
+             }\n",
+        )
+        .file("other.cpp", &main_checking("", "2 + 2 == 4"))
+        .policy("[[data]]\npaths = [\"data/**\"]\nwhy = \"read only by the tests that name it\"\n")
+        .edit("data/input.txt", "v2\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_data"]);
+    assert!(
+        o.run.stderr.contains("names a directory holding"),
         "{}",
         o.report()
     );
@@ -4291,4 +4416,7 @@ on_ninja!(
     precision_a_version_script_named_on_the_link_line_is_dependency_evidence,
     compare_a_soversion_bump_selects_the_tests_whose_programs_link_the_library,
     compare_a_version_script_configure_writes_is_part_of_the_description,
+    oracle_class29_data_rule_test_pattern_covers_a_name_with_a_slash,
+    oracle_class29_data_rule_and_a_test_naming_a_copied_directory,
+    compare_a_test_time_cmake_script_is_no_cmake_edit,
 );

@@ -101,6 +101,7 @@ impl Lookup<'_, '_> {
                         let sub = self.unexplained_in(&real);
                         u.links.extend(sub.links.iter().cloned());
                         u.configured.extend(sub.configured.iter().cloned());
+                        u.copies.extend(sub.copies.iter().cloned());
                         u.build_time.extend(sub.build_time.iter().cloned());
                     }
                     // Outside the build tree: not a build step's copy.
@@ -109,6 +110,11 @@ impl Lookup<'_, '_> {
                 continue;
             }
             if !may_load_or_run(entry.path()) {
+                // Data configure wrote here (`file(COPY data DESTINATION …)`):
+                // possibly a copy of a source file, read by whoever names the directory.
+                if self.kind(&path) == Kind::ConfigureTime {
+                    u.copies.push(path);
+                }
                 continue;
             }
             // Through a symlink (the named directory's own, or the file's):

@@ -129,5 +129,8 @@ pub(super) struct Unexplained {
     /// (its owner, how it was reached).
     pub(super) links: Vec<(usize, String)>,
     pub(super) configured: Vec<String>,
+    /// Configure-time files that no program loads or runs (data): possible
+    /// copies of source files.
+    pub(super) copies: Vec<String>,
     pub(super) build_time: Vec<String>,
 }

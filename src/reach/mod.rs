@@ -178,6 +178,7 @@ fn reach_of(
     let mut r = TestReach {
         source: named.source,
         configured: named.configured,
+        copies: named.copies,
         via,
         unknown: None,
     };
@@ -185,6 +186,8 @@ fn reach_of(
     r.source.dedup();
     r.configured.sort();
     r.configured.dedup();
+    r.copies.sort();
+    r.copies.dedup();
     r.via.sort();
     r.via.dedup_by_key(|(t, _)| *t);
     named.unknown.sort();

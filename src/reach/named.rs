@@ -12,6 +12,9 @@ pub struct Named {
     pub source: Vec<String>,
     /// Build-tree files written by configure (possible copies).
     pub configured: Vec<String>,
+    /// Configure-time data files below build-tree directories it names
+    /// (possible copies; not read as texts).
+    pub copies: Vec<String>,
     /// Build-tree files of unknown origin, each as the test names it
     /// (`names FILE`, `names directory D, which holds FILE`).
     pub unknown: Vec<String>,
@@ -23,6 +26,7 @@ impl Named {
         self.targets.extend(other.targets.iter().cloned());
         self.source.extend(other.source.iter().cloned());
         self.configured.extend(other.configured.iter().cloned());
+        self.copies.extend(other.copies.iter().cloned());
         self.unknown.extend(other.unknown.iter().cloned());
     }
 }
@@ -35,6 +39,9 @@ pub struct TestReach {
     pub source: Vec<String>,
     /// Configure-time build-tree files it names (sorted): possible copies.
     pub configured: Vec<String>,
+    /// Configure-time data files below build-tree directories it names
+    /// (sorted): possible copies (`file(COPY data DESTINATION …)`).
+    pub copies: Vec<String>,
     /// Why each target joined its direct list (target, reference), sorted.
     pub via: Vec<(usize, String)>,
     /// The test names a build-tree file of unknown origin.

@@ -203,6 +203,7 @@ impl Lookup<'_, '_> {
                                 .push((*o, format!("names directory {p}, which holds {link}")));
                         }
                         out.configured.extend(u.configured.iter().cloned());
+                        out.copies.extend(u.copies.iter().cloned());
                         out.unknown.extend(
                             u.build_time
                                 .iter()
