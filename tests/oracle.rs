@@ -3985,6 +3985,59 @@ fn compare_a_test_time_cmake_script_is_no_cmake_edit() {
     o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
 }
 
+// ============== issue 29, class 5: names the byte scan cannot see
+
+/// A program that starts the converter beside it by a name it keeps as
+/// UTF-16 (`u"/conv"`; Qt's `QStringLiteral` stores the same bytes): no text
+/// channel names `conv`, so only its bytes can say the runner may run it.
+/// The byte scan reads UTF-16LE text too.
+#[test]
+fn oracle_class29_program_named_in_utf16_bytes() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(conv conv.cpp)\n\
+         add_executable(runner runner.cpp)\n\
+         add_test(NAME t_runner COMMAND runner)\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME other COMMAND other)\n"
+    );
+    let o = Scenario::new("c29-utf16")
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "conv.cpp",
+            "#include <cstdio>\nint main() { std::puts(\"v1\"); }\n",
+        )
+        .file(
+            "runner.cpp",
+            &main_checking(
+                "#include <unistd.h>\n#include <climits>\n#include <cstdio>\n#include <string>\n\
+                 static const char16_t kConv[] = u\"/conv\";\n\
+                 static std::string converted() {\n\
+                   char b[PATH_MAX];\n\
+                   ssize_t n = readlink(\"/proc/self/exe\", b, sizeof b - 1);\n\
+                   if (n <= 0) return \"\";\n\
+                   std::string cmd(b, n);\n\
+                   cmd = cmd.substr(0, cmd.rfind('/'));\n\
+                   for (const char16_t* w = kConv; *w; ++w) cmd += char(*w);\n\
+                   FILE* p = popen(cmd.c_str(), \"r\");\n\
+                   if (!p) return \"\";\n\
+                   char out[64] = {0};\n\
+                   if (!fgets(out, sizeof out, p)) out[0] = 0;\n\
+                   pclose(p);\n\
+                   return out;\n\
+                 }",
+                "converted() == \"v1\\n\"",
+            ),
+        )
+        .file("other.cpp", &main_checking("", "2 + 2 == 4"))
+        .edit(
+            "conv.cpp",
+            "#include <cstdio>\nint main() { std::puts(\"v2\"); }\n",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_runner"]);
+}
+
 // ============== issue 29, class 4: declarations match exactly what they say
 
 /// `[[data]] tests = ["parser*"]` covers `parser/unicode`: test names are
@@ -4419,4 +4472,5 @@ on_ninja!(
     oracle_class29_data_rule_test_pattern_covers_a_name_with_a_slash,
     oracle_class29_data_rule_and_a_test_naming_a_copied_directory,
     compare_a_test_time_cmake_script_is_no_cmake_edit,
+    oracle_class29_program_named_in_utf16_bytes,
 );

@@ -221,8 +221,105 @@ impl<'n> Scanner<'n> {
     }
 }
 
-/// Adds the targets whose artifact file name is a token of `path`'s run-time
-/// bytes to `found`, and the [`climbing_path`]s those bytes hold to `climbs`.
+/// The runs of one stream of characters (a binary's bytes, or the ASCII of
+/// its UTF-16LE text at one alignment), fed one at a time: a run of name
+/// bytes that equals an artifact file name (not followed by `/`) is a
+/// binary the scanned one may load or run; a run of path bytes is checked
+/// for a [`Climb`].
+struct Runs {
+    run: Vec<u8>,
+    too_long: bool,
+    path_run: Vec<u8>,
+    path_too_long: bool,
+}
+
+/// What [`Runs`] compares its runs with.
+struct Names<'a> {
+    names: &'a FastMap<String, Vec<usize>>,
+    min_len: usize,
+    max_len: usize,
+}
+
+impl Runs {
+    fn new(max_len: usize) -> Self {
+        Runs {
+            run: Vec::with_capacity(max_len + 1),
+            too_long: false,
+            path_run: Vec::new(),
+            path_too_long: false,
+        }
+    }
+
+    fn check(&self, n: &Names<'_>, next: Option<u8>, found: &mut Vec<usize>) {
+        let run = &self.run;
+        if !self.too_long && run.len() >= n.min_len && run.len() <= n.max_len && next != Some(b'/')
+        {
+            if let Some(owners) = std::str::from_utf8(run).ok().and_then(|s| n.names.get(s)) {
+                found.extend(owners.iter().copied());
+            }
+        }
+    }
+
+    fn end_path_run(&mut self, climbs: &mut Vec<Climb>) {
+        if !self.path_too_long {
+            if let Some(what) = unbounded_climb(&self.path_run) {
+                climbs.push(Climb::Anywhere(what));
+            } else if self.path_run.contains(&b'.') {
+                if let Some(p) = climbing_path(&self.path_run) {
+                    climbs.push(Climb::Path(p.to_owned()));
+                }
+            }
+        }
+        self.path_run.clear();
+        self.path_too_long = false;
+    }
+
+    #[inline]
+    fn feed(&mut self, b: u8, n: &Names<'_>, (found, climbs): (&mut Vec<usize>, &mut Vec<Climb>)) {
+        if is_name_byte(b) || b == b'/' {
+            if self.path_run.len() < MAX_CLIMBING_PATH {
+                self.path_run.push(b);
+            } else {
+                self.path_too_long = true;
+            }
+        } else if !self.path_run.is_empty() {
+            self.end_path_run(climbs);
+        }
+        if is_name_byte(b) {
+            if self.run.len() <= n.max_len {
+                self.run.push(b);
+            } else {
+                self.too_long = true;
+            }
+        } else {
+            if !self.run.is_empty() {
+                self.check(n, Some(b), found);
+            }
+            self.run.clear();
+            self.too_long = false;
+        }
+    }
+
+    fn finish(&mut self, n: &Names<'_>, (found, climbs): (&mut Vec<usize>, &mut Vec<Climb>)) {
+        if !self.run.is_empty() {
+            self.check(n, None, found);
+        }
+        self.run.clear();
+        self.too_long = false;
+        if !self.path_run.is_empty() {
+            self.end_path_run(climbs);
+        }
+    }
+}
+
+/// Adds to `found` the targets whose artifact file name is a token of
+/// `path`'s run-time bytes, and to `climbs` the [`climbing_path`]s those
+/// bytes hold. The bytes are read as they stand (ASCII and UTF-8 strings)
+/// and as UTF-16LE text at both alignments (`u"conv"`, Qt's
+/// `QStringLiteral("/conv")`, Windows-style wide strings): every character
+/// below 0x80 followed by a zero byte is that character, anything else ends
+/// a run. Names with bytes outside [`is_name_byte`] (`odd`) are searched as
+/// substrings of the bytes as they stand.
 fn scan_binary(
     path: &str,
     names: &FastMap<String, Vec<usize>>,
@@ -234,64 +331,39 @@ fn scan_binary(
     let mut f = std::fs::File::open(path)?;
     let len = f.metadata()?.len();
     let ranges = runtime_ranges(&mut f, len)?;
+    let n = Names {
+        names,
+        min_len,
+        max_len,
+    };
     for (off, size) in ranges {
         f.seek(SeekFrom::Start(off))?;
         let mut left = size;
-        let mut run: Vec<u8> = Vec::with_capacity(max_len + 1);
         let mut tail: Vec<u8> = Vec::new();
-        let check = |run: &[u8], next: Option<u8>, found: &mut Vec<usize>| {
-            if run.len() >= min_len && run.len() <= max_len && next != Some(b'/') {
-                if let Some(owners) = std::str::from_utf8(run).ok().and_then(|s| names.get(s)) {
-                    found.extend(owners.iter().copied());
-                }
-            }
-        };
-        let mut too_long = false;
-        // The run of path bytes (name bytes and `/`) the byte is in, for
-        // [`climbing_path`]; one longer than a path may be is none.
-        let mut path_run: Vec<u8> = Vec::new();
-        let mut path_too_long = false;
-        let mut end_path_run = |path_run: &mut Vec<u8>, too_long: bool| {
-            if !too_long {
-                if let Some(what) = unbounded_climb(path_run) {
-                    climbs.push(Climb::Anywhere(what));
-                } else if path_run.contains(&b'.') {
-                    if let Some(p) = climbing_path(path_run) {
-                        climbs.push(Climb::Path(p.to_owned()));
-                    }
-                }
-            }
-            path_run.clear();
-        };
+        let mut bytes = Runs::new(max_len);
+        // UTF-16LE at even and at odd offsets: the low byte of a pending unit.
+        let mut wide = [Runs::new(max_len), Runs::new(max_len)];
+        let mut low: [Option<u8>; 2] = [None, None];
+        let mut at = off;
         while left > 0 {
             let want = left.min(buf.len() as u64) as usize;
             f.read_exact(&mut buf[..want])?;
             left -= want as u64;
             let chunk = &buf[..want];
             for &b in chunk {
-                if is_name_byte(b) || b == b'/' {
-                    if path_run.len() < MAX_CLIMBING_PATH {
-                        path_run.push(b);
+                bytes.feed(b, &n, (found, climbs));
+                let a = (at & 1) as usize;
+                // This byte starts a unit at alignment `a`, and ends the one at the other.
+                if let Some(lo) = low[1 - a].take() {
+                    let ch = if b == 0 && lo != 0 && lo < 0x80 {
+                        lo
                     } else {
-                        path_too_long = true;
-                    }
-                } else if !path_run.is_empty() {
-                    end_path_run(&mut path_run, path_too_long);
-                    path_too_long = false;
+                        0
+                    };
+                    wide[1 - a].feed(ch, &n, (found, climbs));
                 }
-                if is_name_byte(b) {
-                    if run.len() <= max_len {
-                        run.push(b);
-                    } else {
-                        too_long = true;
-                    }
-                } else {
-                    if !run.is_empty() && !too_long {
-                        check(&run, Some(b), found);
-                    }
-                    run.clear();
-                    too_long = false;
-                }
+                low[a] = Some(b);
+                at += 1;
             }
             if !odd.is_empty() {
                 let mut joined = std::mem::take(&mut tail);
@@ -306,11 +378,9 @@ fn scan_binary(
                 tail = joined[joined.len() - keep..].to_vec();
             }
         }
-        if !run.is_empty() && !too_long {
-            check(&run, None, found);
-        }
-        if !path_run.is_empty() {
-            end_path_run(&mut path_run, path_too_long);
+        bytes.finish(&n, (found, climbs));
+        for w in &mut wide {
+            w.finish(&n, (found, climbs));
         }
     }
     Ok(())
@@ -318,3 +388,49 @@ fn scan_binary(
 
 /// The longest run of path bytes [`scan_binary`] takes for a climbing path.
 const MAX_CLIMBING_PATH: usize = 4096;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(bytes: &[u8], names: &[&str]) -> (Vec<usize>, Vec<Climb>) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("bin");
+        std::fs::write(&p, bytes).unwrap();
+        let map: FastMap<String, Vec<usize>> = (names.iter().enumerate())
+            .map(|(i, n)| (n.to_string(), vec![i]))
+            .collect();
+        let mut s = Scanner::new(&map);
+        let (mut found, mut climbs) = (Vec::new(), Vec::new());
+        s.scan(p.to_str().unwrap(), (&mut found, &mut climbs))
+            .unwrap();
+        found.sort_unstable();
+        found.dedup();
+        (found, climbs)
+    }
+
+    fn utf16(s: &str) -> Vec<u8> {
+        s.encode_utf16().flat_map(u16::to_le_bytes).collect()
+    }
+
+    #[test]
+    fn names_in_utf16_are_found_at_either_alignment() {
+        for pad in [0usize, 1, 2, 3] {
+            let mut bytes = vec![0xffu8; pad];
+            bytes.extend(utf16("/conv"));
+            bytes.extend([0, 0]);
+            bytes.extend(utf16("../lib/plugins"));
+            bytes.extend([0, 0, b'x']);
+            let (found, climbs) = scan(&bytes, &["conv", "other"]);
+            assert_eq!(found, vec![0], "pad {pad}");
+            assert!(
+                climbs.contains(&Climb::Path("../lib/plugins".into())),
+                "pad {pad}: {climbs:?}"
+            );
+        }
+        // Wide characters above ASCII end a run; plain bytes still count.
+        let mut bytes = utf16("co\u{e9}nv");
+        bytes.extend(b" other ");
+        assert_eq!(scan(&bytes, &["conv", "other"]).0, vec![1]);
+    }
+}
