@@ -285,11 +285,9 @@ fn walk_and_decide(
     forced.extend(policy_forced);
     d.extend(policy_gaps);
 
-    // What tests name and load beyond the graph, changed build descriptions,
-    // then test-to-test data flow.
-    let mut sel = Selection::new(cat, &impact.selected, forced);
-    sel.by_named_paths(&reaches, &a.changed);
-    d.extend(sel.by_loading(&graph, &mappings, &impact.affected));
+    // The build-description compare (compare mode) or the snapshot to make.
+    let mut description_changed: Vec<(String, String)> = Vec::new();
+    let mut affected = impact.affected.clone();
     if req.snapshot || base_snapshot.is_some() {
         let commit = if req.snapshot {
             vcs::resolve_commit(std::path::Path::new(&req.source_dir), "HEAD").ok()
@@ -309,11 +307,27 @@ fn walk_and_decide(
                     let path = req.base_snapshot.as_deref().unwrap_or("");
                     let compared = snapshot::compare(base, &head, path, req.base_commit.as_deref());
                     d.extend(compared.gaps);
-                    sel.by_description(compared.changed);
+                    description_changed = compared.changed;
+                    // A target whose description changed is affected for what
+                    // may load it by bytes (a plugin a program dlopen()s by name).
+                    affected.extend(
+                        (model.targets.iter().enumerate())
+                            .filter(|(_, t)| compared.targets.contains(&t.name))
+                            .map(|(i, _)| i),
+                    );
+                    affected.sort_unstable();
+                    affected.dedup();
                 }
             },
         }
     }
+
+    // What tests name and load beyond the graph, changed build descriptions,
+    // then test-to-test data flow.
+    let mut sel = Selection::new(cat, &impact.selected, forced);
+    sel.by_named_paths(&reaches, &a.changed);
+    d.extend(sel.by_loading(&graph, &mappings, &affected));
+    sel.by_description(description_changed);
     sel.by_data_flow();
 
     // The plan's summary, and each chain's word on how its test reaches its target.

@@ -296,6 +296,10 @@ pub(crate) struct Compared {
     pub gaps: Vec<Gap>,
     /// The tests whose fingerprint changed or is new: (name, what changed).
     pub changed: Vec<(String, String)>,
+    /// The targets whose description changed or that are new, by name: a
+    /// test that may load one at run time (by the bytes of what it runs, so
+    /// outside its closure) is affected as if its code had changed.
+    pub targets: Vec<String>,
 }
 
 /// Compares `base` (read from `base_path`) with `head`. When the change set
@@ -325,8 +329,13 @@ pub(crate) fn compare(
             ));
         }
     }
+    let targets = (head["targets"].as_object().into_iter().flatten())
+        .filter(|(name, f)| base["targets"].get(name.as_str()) != Some(f))
+        .map(|(name, _)| name.clone())
+        .collect();
     Compared {
         gaps,
         changed: changed_tests(base, head),
+        targets,
     }
 }

@@ -3944,6 +3944,59 @@ fn compare_a_snapshot_of_the_base_commit_is_used_and_one_of_another_commit_falls
     );
 }
 
+// ============== issue 29, class 1b: what a test may load at run time is part of its description
+
+/// A plugin that a program `dlopen()`s by its file name (found through the
+/// program's build rpath; only the program's bytes name it) and whose
+/// compile definitions a CMake edit changes: the plugin is outside the test's
+/// closure, so its changed description must mark it affected for the
+/// loading-by-bytes walk. The programs are built, and the tests run, in
+/// `bin/`, beside no plugin.
+#[test]
+fn compare_a_changed_plugin_description_selects_the_tests_that_may_load_it() {
+    let cmake = format!(
+        "{PROLOGUE}add_library(plug MODULE plug.cpp)\n\
+         set_target_properties(plug PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/plugdir)\n\
+         target_compile_definitions(plug PRIVATE PLUG_VALUE=1)\n\
+         add_executable(loader loader.cpp)\n\
+         set_target_properties(loader PROPERTIES BUILD_RPATH ${{CMAKE_BINARY_DIR}}/plugdir)\n\
+         target_link_libraries(loader PRIVATE ${{CMAKE_DL_LIBS}})\n\
+         add_test(NAME t_load COMMAND loader WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}}/bin)\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME other COMMAND other WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}}/bin)\n"
+    );
+    let o = Scenario::new("c29-plugin-description")
+        .fresh_head_build()
+        .file("CMakeLists.txt", &cmake.replace(
+            "add_executable(loader loader.cpp)\n",
+            "set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)\nadd_executable(loader loader.cpp)\n",
+        ))
+        .file("plug.cpp", "extern \"C\" int plug_value() { return PLUG_VALUE; }\n")
+        .file(
+            "loader.cpp",
+            &main_checking(
+                "#include <dlfcn.h>\n\
+                 static int loaded_value() {\n\
+                   void* h = dlopen(\"libplug.so\", RTLD_NOW);\n\
+                   if (!h) return -1;\n\
+                   auto f = reinterpret_cast<int (*)()>(dlsym(h, \"plug_value\"));\n\
+                   return f ? f() : -2;\n\
+                 }",
+                "loaded_value() == 1",
+            ),
+        )
+        .file("other.cpp", &main_checking("", "2 + 2 == 4"))
+        .after_base_build(snapshot_base)
+        .policy(COMPARE)
+        .arg("--base-snapshot")
+        .arg("@ROOT@/base.snapshot.json")
+        .patch("CMakeLists.txt", "PLUG_VALUE=1", "PLUG_VALUE=2")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_load"]);
+    assert!(o.run.stderr.contains("MAY_LOAD_AFFECTED"), "{}", o.report());
+}
+
 // ============== issue 29, class 1d: a .cmake file is a CMake edit only when configure read it
 
 /// A `cmake -P` test whose script runs a built program and `include()`s a
@@ -4473,4 +4526,5 @@ on_ninja!(
     oracle_class29_data_rule_and_a_test_naming_a_copied_directory,
     compare_a_test_time_cmake_script_is_no_cmake_edit,
     oracle_class29_program_named_in_utf16_bytes,
+    compare_a_changed_plugin_description_selects_the_tests_that_may_load_it,
 );
