@@ -3997,6 +3997,44 @@ fn compare_a_changed_plugin_description_selects_the_tests_that_may_load_it() {
     assert!(o.run.stderr.contains("MAY_LOAD_AFFECTED"), "{}", o.report());
 }
 
+// ============== issue 29, class 1c: files configure writes below a directory a test names
+
+/// A golden file that configure writes (`file(WRITE)`) into a directory the
+/// test is handed: a CMake edit that changes its content changes no target
+/// and no catalogue entry, only that file. Every configure-written file a
+/// test's channels reach, through a directory too, is part of its snapshot.
+#[test]
+fn compare_a_golden_file_configure_writes_into_a_named_directory() {
+    let cmake = format!(
+        "{PROLOGUE}file(WRITE ${{CMAKE_BINARY_DIR}}/golden/expected.txt \"v1\\n\")\n\
+         add_executable(checker checker.cpp)\n\
+         add_test(NAME t_golden COMMAND checker ${{CMAKE_BINARY_DIR}}/golden)\n\
+         add_executable(other other.cpp)\n\
+         add_test(NAME other COMMAND other)\n"
+    );
+    let o = Scenario::new("c29-golden")
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "checker.cpp",
+            "#include <fstream>\n#include <string>\n\
+             int main(int argc, char** argv) {\n\
+               if (argc < 2) return 2;\n\
+               std::ifstream in(std::string(argv[1]) + \"/expected.txt\");\n\
+               std::string s; std::getline(in, s);\n\
+               return s == \"v1\" ? 0 : 1;\n\
+             }\n",
+        )
+        .file("other.cpp", &main_checking("", "2 + 2 == 4"))
+        .after_base_build(snapshot_base)
+        .policy(COMPARE)
+        .arg("--base-snapshot")
+        .arg("@ROOT@/base.snapshot.json")
+        .patch("CMakeLists.txt", "expected.txt \"v1", "expected.txt \"v2")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_golden"]);
+}
+
 // ============== issue 29, class 1d: a .cmake file is a CMake edit only when configure read it
 
 /// A `cmake -P` test whose script runs a built program and `include()`s a
@@ -4527,4 +4565,5 @@ on_ninja!(
     compare_a_test_time_cmake_script_is_no_cmake_edit,
     oracle_class29_program_named_in_utf16_bytes,
     compare_a_changed_plugin_description_selects_the_tests_that_may_load_it,
+    compare_a_golden_file_configure_writes_into_a_named_directory,
 );
