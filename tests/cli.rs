@@ -566,10 +566,7 @@ fn m22_build_configuration_change_is_full_suite_selected() {
     // A `.cmake` file that no configure read (cmakeFiles-v1 lists every CMake
     // input) is no CMake edit (issue 29, class 1d): this one does not exist,
     // so it is a deleted path, and still the full suite.
-    assert_full_suite(
-        &b.run(&["cmake/anything.cmake"], &[]),
-        "CHANGE_DELETED",
-    );
+    assert_full_suite(&b.run(&["cmake/anything.cmake"], &[]), "CHANGE_DELETED");
 }
 
 #[test]

@@ -169,6 +169,18 @@ impl Scenario {
         }
         self
     }
+    /// `other.cpp`, the bystander test's program ([`BYSTANDER`]): it passes
+    /// at BASE and HEAD alike.
+    pub fn with_bystander(self) -> Self {
+        self.file("other.cpp", &main_checking("", "2 + 2 == 4"))
+    }
+    /// Compare mode's base: a snapshot of the BASE build (made with the
+    /// scenario's policy), passed as `--base-snapshot`.
+    pub fn against_base_snapshot(self) -> Self {
+        self.after_base_build(snapshot_base)
+            .arg("--base-snapshot")
+            .arg("@ROOT@/base.snapshot.json")
+    }
     /// The BASE tree is a copy of `fixtures/cmake-project`.
     pub fn from_fixture(self) -> Self {
         self.after_base_files(|ctx| common::copy_fixture(&ctx.src))
@@ -783,6 +795,9 @@ fn git(ctx: &Ctx, args: &[&str]) -> String {
 }
 
 // ============================================================ shared C++ pieces
+
+/// A test no scenario's change reaches (its program is [`Scenario::with_bystander`]'s).
+const BYSTANDER: &str = "add_executable(other other.cpp)\nadd_test(NAME other COMMAND other)\n";
 
 const PROLOGUE: &str =
     "cmake_minimum_required(VERSION 3.22)\nproject(oracle CXX)\nenable_testing()\n";
@@ -3985,11 +4000,9 @@ fn compare_a_changed_plugin_description_selects_the_tests_that_may_load_it() {
                 "loaded_value() == 1",
             ),
         )
-        .file("other.cpp", &main_checking("", "2 + 2 == 4"))
-        .after_base_build(snapshot_base)
+        .with_bystander()
         .policy(COMPARE)
-        .arg("--base-snapshot")
-        .arg("@ROOT@/base.snapshot.json")
+        .against_base_snapshot()
         .patch("CMakeLists.txt", "PLUG_VALUE=1", "PLUG_VALUE=2")
         .run();
     o.assert_oracle();
@@ -4008,9 +4021,7 @@ fn compare_a_golden_file_configure_writes_into_a_named_directory() {
     let cmake = format!(
         "{PROLOGUE}file(WRITE ${{CMAKE_BINARY_DIR}}/golden/expected.txt \"v1\\n\")\n\
          add_executable(checker checker.cpp)\n\
-         add_test(NAME t_golden COMMAND checker ${{CMAKE_BINARY_DIR}}/golden)\n\
-         add_executable(other other.cpp)\n\
-         add_test(NAME other COMMAND other)\n"
+         add_test(NAME t_golden COMMAND checker ${{CMAKE_BINARY_DIR}}/golden)\n{BYSTANDER}"
     );
     let o = Scenario::new("c29-golden")
         .file("CMakeLists.txt", &cmake)
@@ -4024,11 +4035,9 @@ fn compare_a_golden_file_configure_writes_into_a_named_directory() {
                return s == \"v1\" ? 0 : 1;\n\
              }\n",
         )
-        .file("other.cpp", &main_checking("", "2 + 2 == 4"))
-        .after_base_build(snapshot_base)
+        .with_bystander()
         .policy(COMPARE)
-        .arg("--base-snapshot")
-        .arg("@ROOT@/base.snapshot.json")
+        .against_base_snapshot()
         .patch("CMakeLists.txt", "expected.txt \"v1", "expected.txt \"v2")
         .run();
     o.assert_oracle();
@@ -4048,9 +4057,7 @@ fn compare_a_golden_file_configure_writes_into_a_named_directory() {
 fn compare_a_test_time_cmake_script_is_no_cmake_edit() {
     let cmake = format!(
         "{PROLOGUE}add_executable(tool tool.cpp)\n\
-         add_test(NAME t_script COMMAND ${{CMAKE_COMMAND}} -DPROG=$<TARGET_FILE:tool> -P ${{CMAKE_CURRENT_SOURCE_DIR}}/check.cmake)\n\
-         add_executable(other other.cpp)\n\
-         add_test(NAME other COMMAND other)\n"
+         add_test(NAME t_script COMMAND ${{CMAKE_COMMAND}} -DPROG=$<TARGET_FILE:tool> -P ${{CMAKE_CURRENT_SOURCE_DIR}}/check.cmake)\n{BYSTANDER}"
     );
     let o = Scenario::new("c29-cmake-script")
         .file("CMakeLists.txt", &cmake)
@@ -4063,13 +4070,11 @@ fn compare_a_test_time_cmake_script_is_no_cmake_edit() {
              if(NOT out STREQUAL \"${EXPECTED}\")\n  message(FATAL_ERROR \"tool printed ${out}\")\nendif()\n",
         )
         .file("expect.cmake", "set(EXPECTED 42)\n")
-        .file("other.cpp", &main_checking("", "2 + 2 == 4"))
-        .after_base_build(snapshot_base)
+        .with_bystander()
+        .against_base_snapshot()
         .policy(&format!(
             "{COMPARE}[[script]]\ntests = [\"t_script\"]\ntargets = [\"tool\"]\nwhy = \"check.cmake runs tool\"\n"
         ))
-        .arg("--base-snapshot")
-        .arg("@ROOT@/base.snapshot.json")
         .edit("expect.cmake", "set(EXPECTED 43)\n")
         .run();
     o.assert_oracle();
@@ -4087,9 +4092,7 @@ fn oracle_class29_program_named_in_utf16_bytes() {
     let cmake = format!(
         "{PROLOGUE}add_executable(conv conv.cpp)\n\
          add_executable(runner runner.cpp)\n\
-         add_test(NAME t_runner COMMAND runner)\n\
-         add_executable(other other.cpp)\n\
-         add_test(NAME other COMMAND other)\n"
+         add_test(NAME t_runner COMMAND runner)\n{BYSTANDER}"
     );
     let o = Scenario::new("c29-utf16")
         .file("CMakeLists.txt", &cmake)
@@ -4119,7 +4122,7 @@ fn oracle_class29_program_named_in_utf16_bytes() {
                 "converted() == \"v1\\n\"",
             ),
         )
-        .file("other.cpp", &main_checking("", "2 + 2 == 4"))
+        .with_bystander()
         .edit(
             "conv.cpp",
             "#include <cstdio>\nint main() { std::puts(\"v2\"); }\n",
@@ -4138,9 +4141,7 @@ fn oracle_class29_program_named_in_utf16_bytes() {
 fn oracle_class29_data_rule_test_pattern_covers_a_name_with_a_slash() {
     let cmake = format!(
         "{PROLOGUE}add_executable(parser_unicode parser_unicode.cpp)\n\
-         add_test(NAME parser/unicode COMMAND parser_unicode)\n\
-         add_executable(other other.cpp)\n\
-         add_test(NAME other COMMAND other)\n"
+         add_test(NAME parser/unicode COMMAND parser_unicode)\n{BYSTANDER}"
     );
     let o = Scenario::new("c29-name-pattern")
         .file("CMakeLists.txt", &cmake)
@@ -4157,7 +4158,7 @@ fn oracle_class29_data_rule_test_pattern_covers_a_name_with_a_slash() {
                 "first_line() == \"v1\"",
             ),
         )
-        .file("other.cpp", &main_checking("", "2 + 2 == 4"))
+        .with_bystander()
         .policy("[[data]]\npaths = [\"data/**\"]\ntests = [\"parser*\"]\nwhy = \"parser fixtures, read by the parser tests\"\n")
         .edit("data/input.txt", "v2\n")
         .run();
@@ -4175,9 +4176,7 @@ fn oracle_class29_data_rule_and_a_test_naming_a_copied_directory() {
     let cmake = format!(
         "{PROLOGUE}file(COPY data DESTINATION ${{CMAKE_BINARY_DIR}}/testdata)\n\
          add_executable(reader reader.cpp)\n\
-         add_test(NAME t_data COMMAND reader ${{CMAKE_BINARY_DIR}}/testdata/data)\n\
-         add_executable(other other.cpp)\n\
-         add_test(NAME other COMMAND other)\n"
+         add_test(NAME t_data COMMAND reader ${{CMAKE_BINARY_DIR}}/testdata/data)\n{BYSTANDER}"
     );
     let o = Scenario::new("c29-copied-dir")
         .file("CMakeLists.txt", &cmake)
@@ -4193,7 +4192,7 @@ fn oracle_class29_data_rule_and_a_test_naming_a_copied_directory() {
                return s == \"v1\" ? 0 : 1;\n\
              }\n",
         )
-        .file("other.cpp", &main_checking("", "2 + 2 == 4"))
+        .with_bystander()
         .policy("[[data]]\npaths = [\"data/**\"]\nwhy = \"read only by the tests that name it\"\n")
         .edit("data/input.txt", "v2\n")
         .run();
@@ -4239,10 +4238,8 @@ fn soname_scenario(name: &str) -> Scenario {
             ),
         )
         .file("t_other.cpp", &main_checking("", "2 + 2 == 4"))
-        .after_base_build(snapshot_base)
         .policy(COMPARE)
-        .arg("--base-snapshot")
-        .arg("@ROOT@/base.snapshot.json")
+        .against_base_snapshot()
 }
 
 /// A `SOVERSION` bump changes none of the File API's fields (the artifact is
@@ -4296,10 +4293,8 @@ fn compare_a_version_script_configure_writes_is_part_of_the_description() {
             ),
         )
         .file("t_other.cpp", &main_checking("", "2 + 2 == 4"))
-        .after_base_build(snapshot_base)
         .policy(COMPARE)
-        .arg("--base-snapshot")
-        .arg("@ROOT@/base.snapshot.json")
+        .against_base_snapshot()
         .patch(
             "CMakeLists.txt",
             "set(exported foo_base)",
