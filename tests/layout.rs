@@ -1,0 +1,311 @@
+//! The shape of `src/` (issue 28), kept by a test: no import cycle between
+//! files, no source file over 1,500 lines, and a pipeline that only
+//! sequences (no function in `src/pipeline.rs` over 120 lines).
+//!
+//! A file depends on another when it names an item of it by path:
+//! `crate::a::b`, `super::x`, or (in `lib.rs` and `mod.rs` files) a child
+//! module `child::x`, in code outside `#[cfg(test)]` modules and comments. A
+//! path is charged to the file of its longest module prefix, so a re-export
+//! through a parent module is a dependency on the parent's file. `mod`
+//! declarations are not dependencies.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn src_files() -> BTreeMap<Vec<String>, PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = BTreeMap::new();
+    for e in walkdir::WalkDir::new(&root) {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.extension().and_then(|x| x.to_str()) != Some("rs") {
+            continue;
+        }
+        let rel = p.strip_prefix(&root).unwrap().with_extension("");
+        let mut parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if rel == Path::new("main") {
+            continue; // the binary, a crate of its own
+        }
+        if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+            parts.pop();
+        }
+        out.insert(parts, p.to_path_buf());
+    }
+    out
+}
+
+/// The code of a file without its test module and comments.
+fn code_of(text: &str) -> String {
+    let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("//") {
+            continue;
+        }
+        // Cut a trailing comment that is not inside a string.
+        let mut cut = line.len();
+        let mut quotes = 0;
+        let b = line.as_bytes();
+        for i in 0..b.len() {
+            if b[i] == b'"' && (i == 0 || b[i - 1] != b'\\') {
+                quotes += 1;
+            }
+            if quotes % 2 == 0 && b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+                cut = i;
+                break;
+            }
+        }
+        out.push_str(&line[..cut]);
+        out.push('\n');
+    }
+    out
+}
+
+/// The paths (as module-path segments) a file's code names.
+fn named_paths(code: &str, me: &[String], is_parent: bool, kids: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    // Paths that start with a plain name (`ingest::build::read` after
+    // `use crate::ingest`): resolved below through what the file imported.
+    let mut bare: Vec<Vec<String>> = Vec::new();
+    let bytes = code.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut i = 0;
+    while i < bytes.len() {
+        if !ident(bytes[i]) || (i > 0 && (ident(bytes[i - 1]) || bytes[i - 1] == b':')) {
+            i += 1;
+            continue;
+        }
+        // A path starting here: idents joined by `::`, maybe ending in `{…}`.
+        let start = i;
+        let mut segs: Vec<String> = Vec::new();
+        let mut j = i;
+        loop {
+            let s = j;
+            while j < bytes.len() && ident(bytes[j]) {
+                j += 1;
+            }
+            segs.push(code[s..j].to_owned());
+            if code[j..].starts_with("::") && j + 2 < bytes.len() && ident(bytes[j + 2]) {
+                j += 2;
+            } else {
+                break;
+            }
+        }
+        let group = code[j..].starts_with("::{");
+        i = j.max(start + 1);
+        // `pub(crate)`, `pub(super)`: a visibility, not a path.
+        let keyword = matches!(segs[0].as_str(), "crate" | "super" | "self");
+        if keyword
+            && segs
+                .iter()
+                .all(|s| s == "super" || s == "crate" || s == "self")
+            && !group
+        {
+            continue;
+        }
+        let base: Option<Vec<String>> = match segs[0].as_str() {
+            "crate" => Some(segs[1..].to_vec()),
+            "super" => {
+                let ups = segs.iter().take_while(|s| *s == "super").count();
+                me.len().checked_sub(ups).map(|parent_len| {
+                    me[..parent_len]
+                        .iter()
+                        .chain(&segs[ups..])
+                        .cloned()
+                        .collect()
+                })
+            }
+            "self" if is_parent => Some(me.iter().chain(&segs[1..]).cloned().collect()),
+            first if is_parent && kids.iter().any(|k| k == first) && (segs.len() > 1 || group) => {
+                Some(me.iter().chain(&segs).cloned().collect())
+            }
+            _ => None,
+        };
+        let Some(base) = base else {
+            if segs.len() > 1 || group {
+                bare.push(segs);
+            }
+            continue;
+        };
+        if !group {
+            out.push(base);
+            continue;
+        }
+        // `a::{b, c::d, self}`: each member (its first segment); `self` is `a`.
+        let close = code[j..].find('}').map_or(code.len(), |k| j + k);
+        for member in code[j + 3..close].split(',') {
+            let first = member.trim().split("::").next().unwrap_or("").trim();
+            let first = first.split_whitespace().next().unwrap_or("");
+            if first == "self" {
+                out.push(base.clone());
+            } else if !first.is_empty() && first.bytes().all(ident) {
+                let mut m = base.clone();
+                m.push(first.to_owned());
+                out.push(m);
+            }
+        }
+    }
+    // An imported module is named by its last segment (`use crate::ingest;`,
+    // `use super::depfile::{self, …}`).
+    let aliases: BTreeMap<String, Vec<String>> = out
+        .iter()
+        .filter_map(|p| Some((p.last()?.clone(), p.clone())))
+        .collect();
+    for segs in bare {
+        if let Some(p) = aliases.get(&segs[0]) {
+            out.push(p.iter().chain(&segs[1..]).cloned().collect());
+        }
+    }
+    out
+}
+
+fn resolve<'a>(
+    files: &'a BTreeMap<Vec<String>, PathBuf>,
+    path: &[String],
+) -> Option<&'a Vec<String>> {
+    (0..=path.len())
+        .rev()
+        .find_map(|n| files.get_key_value(&path[..n]).map(|(k, _)| k))
+}
+
+#[test]
+fn no_import_cycle_between_files_of_src() {
+    let files = src_files();
+    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for (me, path) in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let code = code_of(&text);
+        let is_parent = path.ends_with("mod.rs") || path.ends_with("lib.rs");
+        let kids: Vec<String> = files
+            .keys()
+            .filter(|k| k.len() == me.len() + 1 && k[..me.len()] == me[..])
+            .map(|k| k[me.len()].clone())
+            .collect();
+        let deps = edges.entry(me.clone()).or_default();
+        for p in named_paths(&code, me, is_parent, &kids) {
+            if let Some(to) = resolve(&files, &p) {
+                if to != me {
+                    deps.insert(to.clone());
+                }
+            }
+        }
+    }
+    // Tarjan's strongly connected components.
+    struct St<'e> {
+        edges: &'e BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        index: BTreeMap<&'e Vec<String>, usize>,
+        low: BTreeMap<&'e Vec<String>, usize>,
+        stack: Vec<&'e Vec<String>>,
+        on: BTreeSet<&'e Vec<String>>,
+        next: usize,
+        cycles: Vec<Vec<String>>,
+    }
+    fn visit<'e>(st: &mut St<'e>, v: &'e Vec<String>) {
+        st.index.insert(v, st.next);
+        st.low.insert(v, st.next);
+        st.next += 1;
+        st.stack.push(v);
+        st.on.insert(v);
+        for w in &st.edges[v] {
+            if !st.index.contains_key(w) {
+                visit(st, w);
+                let lw = st.low[w];
+                let lv = st.low.get_mut(v).unwrap();
+                *lv = (*lv).min(lw);
+            } else if st.on.contains(w) {
+                let iw = st.index[w];
+                let lv = st.low.get_mut(v).unwrap();
+                *lv = (*lv).min(iw);
+            }
+        }
+        if st.low[v] == st.index[v] {
+            let mut comp = Vec::new();
+            loop {
+                let w = st.stack.pop().unwrap();
+                st.on.remove(w);
+                comp.push(w.join("::"));
+                if w == v {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                comp.sort();
+                st.cycles.push(comp);
+            }
+        }
+    }
+    let mut st = St {
+        edges: &edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        next: 0,
+        cycles: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !st.index.contains_key(v) {
+            visit(&mut st, v);
+        }
+    }
+    let into_root: Vec<String> = (edges.iter())
+        .filter(|(_, d)| d.contains(&Vec::new()))
+        .map(|(f, _)| f.join("::"))
+        .collect();
+    assert!(
+        st.cycles.is_empty(),
+        "files of src/ that import each other (module paths): {:?}; files naming the crate root: {into_root:?}",
+        st.cycles
+    );
+    // The checker sees the edges it must: a few known ones.
+    let has = |a: &str, b: &str| {
+        let a: Vec<String> = a.split("::").map(str::to_owned).collect();
+        let b: Vec<String> = b.split("::").map(str::to_owned).collect();
+        edges[&a].contains(&b)
+    };
+    assert!(has("pipeline", "ingest::build"));
+    assert!(has("reach::texts", "reach::channel"));
+    assert!(has("report", "request"));
+}
+
+#[test]
+fn no_source_file_over_1500_lines() {
+    let long: Vec<(PathBuf, usize)> = src_files()
+        .into_values()
+        .map(|p| {
+            let n = std::fs::read_to_string(&p).unwrap().lines().count();
+            (p, n)
+        })
+        .filter(|(_, n)| *n > 1500)
+        .collect();
+    assert!(long.is_empty(), "over 1,500 lines: {long:?}");
+}
+
+#[test]
+fn the_pipeline_only_sequences() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pipeline.rs");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut open: Option<(String, usize)> = None;
+    let mut long = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.strip_prefix("pub ").unwrap_or(line);
+        if let Some(rest) = t.strip_prefix("fn ") {
+            let name = rest.split(['(', '<']).next().unwrap_or("").to_owned();
+            open = Some((name, i));
+        } else if line == "}" {
+            if let Some((name, start)) = open.take() {
+                if i - start + 1 > 120 {
+                    long.push((name, i - start + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions of src/pipeline.rs over 120 lines: {long:?}"
+    );
+}
