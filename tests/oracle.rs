@@ -4132,6 +4132,45 @@ fn oracle_class29_program_named_in_utf16_bytes() {
     o.expect_exact_subset(&["t_runner"]);
 }
 
+// ============== issue 29, class 6: a source-tree script a test runs is a text of the test
+
+/// A test's program is handed a source-tree shell script, which starts
+/// `./tool` from the test's working directory: no text of the test names
+/// `tool`, only the script does. The script is read as a text of the test,
+/// so a change to `tool` selects it.
+#[test]
+fn oracle_class29_script_a_test_runs_names_what_it_starts() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(tool tool.cpp)\n\
+         add_executable(runner runner.cpp)\n\
+         add_test(NAME t_script COMMAND runner ${{CMAKE_CURRENT_SOURCE_DIR}}/run.sh WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}})\n{BYSTANDER}"
+    );
+    let o = Scenario::new("c29-script")
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "tool.cpp",
+            "#include <cstdio>\nint main() { std::puts(\"tool-v1\"); }\n",
+        )
+        .file("run.sh", "#!/bin/sh\n./tool | grep -q tool-v1\n")
+        .file(
+            "runner.cpp",
+            "#include <cstdlib>\n#include <string>\n\
+             int main(int argc, char** argv) {\n\
+               if (argc < 2) return 2;\n\
+               return std::system((std::string(\"sh \") + argv[1]).c_str()) == 0 ? 0 : 1;\n\
+             }\n",
+        )
+        .with_bystander()
+        .edit(
+            "tool.cpp",
+            "#include <cstdio>\nint main() { std::puts(\"tool-v2\"); }\n",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_script"]);
+    assert!(o.run.stderr.contains("names script"), "{}", o.report());
+}
+
 // ============== issue 29, class 4: declarations match exactly what they say
 
 /// `[[data]] tests = ["parser*"]` covers `parser/unicode`: test names are
@@ -4561,4 +4600,5 @@ on_ninja!(
     oracle_class29_program_named_in_utf16_bytes,
     compare_a_changed_plugin_description_selects_the_tests_that_may_load_it,
     compare_a_golden_file_configure_writes_into_a_named_directory,
+    oracle_class29_script_a_test_runs_names_what_it_starts,
 );

@@ -42,7 +42,8 @@
 //!
 //! Layout: [`channel`] is the interface a channel implements; the channels
 //! are [`texts`] (a test's command, environment, working directories),
-//! [`named_files`] (configure-time files those name), [`closure_texts`]
+//! [`scripts`] (source-tree scripts those name), [`named_files`]
+//! (configure-time files those name), [`closure_texts`]
 //! (definitions and build-tree headers of what its programs are built from)
 //! and [`beside`] (plugins beside its programs), run by [`extend_mappings`]
 //! from the table in [`channels`]. They all name through [`lookup`] and
@@ -64,6 +65,7 @@ mod named;
 mod named_files;
 mod names;
 mod plugins;
+mod scripts;
 mod texts;
 
 pub use flow::{data_flow, flow_groups, Flow};
@@ -92,6 +94,7 @@ fn channels<'a>(
 ) -> Vec<Box<dyn Channel + 'a>> {
     vec![
         Box::new(texts::Texts),
+        Box::new(scripts::Scripts::default()),
         Box::new(named_files::NamedFiles::default()),
         Box::new(closure_texts::ClosureTexts::new(
             lookup, deps, max_bytes, gaps,
