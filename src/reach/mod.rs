@@ -58,6 +58,7 @@ mod channel;
 mod climbs;
 mod closure_texts;
 mod dirs;
+mod file_texts;
 mod flow;
 mod loaded;
 mod lookup;

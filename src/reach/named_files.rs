@@ -2,9 +2,9 @@
 //! read as texts of the test.
 
 use super::channel::{Channel, TestCx};
+use super::file_texts::FileTexts;
 use super::named::Named;
-use super::plugins::dir_of;
-use crate::fasthash::{FastMap, FastSet};
+use crate::fasthash::FastSet;
 use crate::reason::{Code, Gap};
 
 /// The named-files channel: the build-tree files that configure or
@@ -14,13 +14,7 @@ use crate::reason::{Code, Gap};
 /// test too, read as they stand now; so are the ones those name. Each file
 /// is read and scanned once per run.
 #[derive(Default)]
-pub(super) struct NamedFiles {
-    /// File → its text; `None` when it is no regular file, `Err` when it
-    /// cannot be read (the reason).
-    texts: FastMap<String, Option<Result<String, String>>>,
-    /// (file, directory its relative paths are joined to) → what it names.
-    named: FastMap<(String, Option<String>), Named>,
-}
+pub(super) struct NamedFiles(FileTexts);
 
 impl Channel for NamedFiles {
     /// Relative paths in a named file are joined to its own directory and
@@ -33,42 +27,25 @@ impl Channel for NamedFiles {
         out: &mut Named,
         gaps: &mut Vec<Gap>,
     ) {
-        let (lookup, test, wds, max_bytes, cache) =
-            (cx.lookup, cx.test, cx.wds, cx.max_bytes, self);
         let mut queue: Vec<String> = out.configured.clone();
         let mut seen: FastSet<String> = queue.iter().cloned().collect();
         while let Some(f) = queue.pop() {
-            let text = cache.texts.entry(f.clone()).or_insert_with(|| {
-                std::fs::metadata(&f).is_ok_and(|m| m.is_file()).then(|| {
-                    crate::ingest::read_capped(&f, max_bytes)
-                        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-                        .map_err(|e| e.to_string())
-                })
-            });
-            let text = match text {
+            let regular = |f: &str| std::fs::metadata(f).is_ok_and(|m| m.is_file());
+            let all = match self.0.named(cx, &f, regular) {
                 None => continue,
-                Some(Ok(text)) => text,
+                Some(Ok(all)) => all,
                 Some(Err(e)) => {
                     gaps.push(Gap::new(
                         Code::DepPrereqUninspectable,
                         format!(
                             "{f}, which test {:?} names, cannot be read to see what it names: {e}",
-                            test.name
+                            cx.test.name
                         ),
                     ));
                     continue;
                 }
             };
-            let own_dir = dir_of(&f).to_owned();
-            for wd in std::iter::once(Some(own_dir)).chain(wds.iter().cloned()) {
-                let n = cache
-                    .named
-                    .entry((f.clone(), wd.clone()))
-                    .or_insert_with(|| {
-                        let mut n = Named::default();
-                        lookup.scan_text(text, wd.as_deref(), false, &mut n);
-                        n
-                    });
+            for n in all {
                 for (t, why) in &n.targets {
                     out.targets.push((*t, format!("names {f}, which {why}")));
                 }

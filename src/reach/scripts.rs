@@ -6,20 +6,14 @@
 //! test (it is a source-tree path the test names).
 
 use super::channel::{Channel, TestCx};
+use super::file_texts::FileTexts;
 use super::named::Named;
-use super::plugins::dir_of;
-use crate::fasthash::{FastMap, FastSet};
+use crate::fasthash::FastSet;
 use crate::reason::{Code, Gap};
 
 /// The scripts channel. Each script is read and scanned once per run.
 #[derive(Default)]
-pub(super) struct Scripts {
-    /// Script → its text; `None` when it is no script, `Err` when it cannot
-    /// be read (the reason).
-    texts: FastMap<String, Option<Result<String, String>>>,
-    /// (script, directory its relative paths are joined to) → what it names.
-    named: FastMap<(String, Option<String>), Named>,
-}
+pub(super) struct Scripts(FileTexts);
 
 /// Names of script files, by extension.
 const SCRIPT_EXTENSIONS: &[&str] = &[".sh", ".bash", ".zsh", ".ksh", ".py", ".pl", ".rb", ".tcl"];
@@ -58,16 +52,9 @@ impl Channel for Scripts {
         let mut queue: Vec<String> = out.source.clone();
         let mut seen: FastSet<String> = queue.iter().cloned().collect();
         while let Some(f) = queue.pop() {
-            let text = self.texts.entry(f.clone()).or_insert_with(|| {
-                is_script(&f).then(|| {
-                    crate::ingest::read_capped(&f, cx.max_bytes)
-                        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-                        .map_err(|e| e.to_string())
-                })
-            });
-            let text = match text {
+            let all = match self.0.named(cx, &f, is_script) {
                 None => continue,
-                Some(Ok(text)) => text,
+                Some(Ok(all)) => all,
                 Some(Err(e)) => {
                     gaps.push(Gap::new(
                         Code::DepPrereqUninspectable,
@@ -79,16 +66,7 @@ impl Channel for Scripts {
                     continue;
                 }
             };
-            let own_dir = dir_of(&f).to_owned();
-            for wd in std::iter::once(Some(own_dir)).chain(cx.wds.iter().cloned()) {
-                let n = self
-                    .named
-                    .entry((f.clone(), wd.clone()))
-                    .or_insert_with(|| {
-                        let mut n = Named::default();
-                        cx.lookup.scan_text(text, wd.as_deref(), false, &mut n);
-                        n
-                    });
+            for n in all {
                 for (t, why) in &n.targets {
                     out.targets
                         .push((*t, format!("names script {f}, which {why}")));
