@@ -68,6 +68,12 @@ pub struct Changed {
     /// Targets whose compile or link command names this file verbatim (a
     /// linker script, `-include` file, response file): dependency evidence.
     pub cmdline_targets: Vec<usize>,
+    /// Targets whose custom commands read this file, each with the command
+    /// in words (in `cmdline_targets` too).
+    pub command_reads: Vec<(usize, String)>,
+    /// The configure-time call that reads this file although CMake does
+    /// not record it as an input (see [`crate::ingest::configure_reads`]).
+    pub read_by_configure: Option<String>,
 }
 
 /// File names that are external resources (lockfiles, presets, package managers).
@@ -242,6 +248,8 @@ fn unresolved(display: String, code: Code, evidence: String) -> Changed {
         abs: String::new(),
         declared: None,
         cmdline_targets: Vec::new(),
+        command_reads: Vec::new(),
+        read_by_configure: None,
     }
 }
 
@@ -394,6 +402,8 @@ fn classify_abs(
             abs: String::new(),
             declared: None,
             cmdline_targets: Vec::new(),
+            command_reads: Vec::new(),
+            read_by_configure: None,
         };
     }
     let in_inputs = cmake_inputs.is_some_and(|inputs| inputs.binary_search(&abs).is_ok());
@@ -425,6 +435,8 @@ fn classify_abs(
             abs: String::new(),
             declared: None,
             cmdline_targets: Vec::new(),
+            command_reads: Vec::new(),
+            read_by_configure: None,
         };
     }
     if !exists {
@@ -473,6 +485,8 @@ fn classify_abs(
         abs: String::new(),
         declared: None,
         cmdline_targets: Vec::new(),
+        command_reads: Vec::new(),
+        read_by_configure: None,
     }
 }
 
@@ -508,6 +522,82 @@ pub fn classify_against(
     )
 }
 
+/// Changed project files configure reads without recording them (see
+/// [`crate::ingest::configure_reads`]): a change to the build
+/// configuration, whatever else they are (their dependency evidence is
+/// kept, for compare mode, which clears the gap).
+pub fn configure_reads(
+    changed: &mut [Changed],
+    reads: &crate::ingest::configure_reads::ConfigureReads,
+    model: &crate::ingest::file_api::Codemodel,
+) {
+    if reads.is_empty() {
+        return;
+    }
+    for c in changed.iter_mut() {
+        if c.abs.is_empty()
+            || c.class == Class::BuildConfig
+            || !paths::is_within(&c.abs, &model.source_root)
+            || paths::is_within(&c.abs, &model.build_root)
+        {
+            continue;
+        }
+        let Some(site) = reads.site_reading(&c.abs) else {
+            continue;
+        };
+        if c.class == Class::Unresolved {
+            c.class = Class::BuildConfig;
+            c.evidence = site.to_owned();
+        } else {
+            c.evidence = format!("{}; {site}", c.evidence);
+        }
+        c.gap = Some(Gap::new(
+            Code::ChangeBuildConfig,
+            format!("{}: {site}", c.display),
+        ));
+        c.read_by_configure = Some(site.to_owned());
+    }
+}
+
+/// Changed files a custom command reads (see
+/// [`crate::ingest::custom_commands`]): the targets the commands belong to
+/// are affected, as a target whose command line names a file is; a file no
+/// other evidence knows is dependency evidence through them.
+pub fn custom_command_inputs(
+    changed: &mut [Changed],
+    custom: &crate::ingest::custom_commands::Custom,
+    model: &crate::ingest::file_api::Codemodel,
+) {
+    if custom.commands.is_empty() {
+        return;
+    }
+    for c in changed.iter_mut().filter(|c| !c.abs.is_empty()) {
+        let readers = custom.readers_of(&c.abs, model);
+        if readers.is_empty() {
+            continue;
+        }
+        let words: Vec<String> = (readers.iter())
+            .map(|(t, how)| format!("target {}: {how}", model.targets[*t].name))
+            .collect();
+        let words = words.join("; ");
+        if c.gap
+            .as_ref()
+            .is_some_and(|g| g.code == Code::ChangeUnknown)
+        {
+            c.gap = None;
+            c.class = Class::Header;
+            c.evidence = words;
+        } else {
+            c.evidence.push_str("; ");
+            c.evidence.push_str(&words);
+        }
+        c.cmdline_targets.extend(readers.iter().map(|(t, _)| *t));
+        c.cmdline_targets.sort_unstable();
+        c.cmdline_targets.dedup();
+        c.command_reads = readers;
+    }
+}
+
 /// The changed paths as given, each once and not classified (`why`, with a
 /// gap of `code`): what a run that stopped before the evidence was read shows.
 pub fn unclassified(raw: &[String], why: &str, code: Code) -> Vec<Changed> {
@@ -524,6 +614,8 @@ pub fn unclassified(raw: &[String], why: &str, code: Code) -> Vec<Changed> {
             abs: String::new(),
             declared: None,
             cmdline_targets: Vec::new(),
+            command_reads: Vec::new(),
+            read_by_configure: None,
         })
         .collect()
 }

@@ -336,11 +336,18 @@ pub fn hint(g: &crate::reason::Gap) -> Option<String> {
 /// per-test build-description fingerprints instead of costing the whole
 /// suite. Clears their gaps and returns the declarations used.
 pub fn compare_mode(changed: &mut [Changed]) -> Vec<Use> {
-    let why = "build_config = \"compare\": a CMake edit changes a test only through its build description (catalogue entry, closure targets' descriptions, configured headers, toolchain); files configure writes that no unit includes and no test names, custom-command steps and install rules are assumed unchanged";
+    let why = "build_config = \"compare\": a CMake edit changes a test only through its build description (catalogue entry, closure targets' descriptions, configured headers, toolchain); files configure writes that no unit includes and no test names, and install rules are assumed unchanged (custom commands are part of the description of the target they belong to)";
     let mut uses = Vec::new();
     for c in changed {
         let script = c.class == crate::changes::Class::BuildConfig
             && (c.display.ends_with("CMakeLists.txt") || c.display.ends_with(".cmake"));
+        // A project file configure reads: what it changes reaches tests
+        // through configured files, which the snapshots compare.
+        let read = c.read_by_configure.is_some()
+            && c.gap
+                .as_ref()
+                .is_some_and(|g| g.code == Code::ChangeBuildConfig);
+        let script = script || read;
         if script {
             c.gap = None;
             let d = Declared {

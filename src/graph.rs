@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use crate::changes::Changed;
 use crate::fasthash::FastMap;
 use crate::ingest::ctest::{Catalogue, Test as CtestTest};
+use crate::ingest::custom_commands::Custom;
 use crate::ingest::depfile::{DepEvidence, FileId};
 use crate::ingest::file_api::{Codemodel, TargetKind};
 use crate::paths;
@@ -67,6 +68,8 @@ pub struct Graph<'m> {
     /// Whether an artifact of each target exists: one stat per target, on
     /// first need (the coverage scope and the runtime-loaded rule).
     artifact_exists: Vec<std::cell::OnceCell<bool>>,
+    /// What custom commands write, with the targets they belong to (sorted).
+    custom_outputs: Vec<(String, usize)>,
 }
 
 /// How a test's command reaches the program it runs.
@@ -191,21 +194,9 @@ impl<'m> Graph<'m> {
                     }
                 }
             }
-            // AUTOMOC's compilation unit is decided with the dependency
-            // evidence (`add_depfile_evidence`), from autogen's own files.
-            if let Some(c) = t
-                .compiled
-                .iter()
-                .find(|c| c.generated && !crate::ingest::autogen::is_candidate(c))
-            {
-                opaque.entry(i).or_insert(Opaque {
-                    code: Code::GeneratedSource,
-                    detail: format!(
-                        "target {:?} compiles build-time generated source {}",
-                        t.name, c.path
-                    ),
-                });
-            }
+            // Generated sources are decided with the dependency evidence
+            // (`add_depfile_evidence`): AUTOMOC's from autogen's own files,
+            // the others from the custom commands that write them.
             if let Some(c) = t
                 .compiled
                 .iter()
@@ -312,6 +303,7 @@ impl<'m> Graph<'m> {
         Graph {
             compiled,
             artifact_exists,
+            custom_outputs: Vec::new(),
             model,
             rev,
             fwd,
@@ -329,7 +321,7 @@ impl<'m> Graph<'m> {
     ///   artifact path says: a missing or misspelt artifact must not make a
     ///   compiled executable or library look never built (see
     ///   [`Graph::maybe_built`]).
-    pub fn add_depfile_evidence(&mut self, deps: &DepEvidence) {
+    pub fn add_depfile_evidence(&mut self, deps: &DepEvidence, custom: &Custom) {
         for tu in &deps.tus {
             if let Some(b) = self.compiled.get_mut(tu.target) {
                 *b = true;
@@ -377,15 +369,97 @@ impl<'m> Graph<'m> {
                 detail: format!("target {:?}: {why}", self.model.targets[*t].name),
             });
         }
-        for (t, header) in &deps.generated_includes {
-            self.opaque.entry(*t).or_insert(Opaque {
-                code: Code::GeneratedSource,
-                detail: format!(
-                    "target {:?} includes build-time generated header {header}",
-                    self.model.targets[*t].name
-                ),
-            });
+        self.add_custom_evidence(deps, custom);
+    }
+
+    /// What custom commands add: a unit that compiles or includes a file a
+    /// custom command writes depends on the targets of the commands that may
+    /// write it when each of them is complete (see
+    /// [`crate::ingest::custom_commands`]), and is opaque otherwise; a target
+    /// whose own custom command is incomplete is opaque; a command's
+    /// target depends on the programs it runs and on the targets of the
+    /// commands that write what it reads.
+    fn add_custom_evidence(&mut self, deps: &DepEvidence, custom: &Custom) {
+        let model = self.model;
+        let mut consumed: Vec<(usize, &str, &str)> = Vec::new();
+        for (t, target) in model.targets.iter().enumerate() {
+            for c in &target.compiled {
+                if c.generated && !crate::ingest::autogen::is_candidate(c) {
+                    consumed.push((t, c.path.as_str(), "compiles build-time generated source"));
+                }
+            }
         }
+        for (t, header) in &deps.generated_includes {
+            consumed.push((*t, header.as_str(), "includes build-time generated header"));
+        }
+        for (t, file) in unexplained_build_includes(deps, model, custom) {
+            consumed.push((t, file, "includes build-tree file"));
+        }
+        let mut edges: Vec<(usize, usize)> = Vec::new();
+        for (t, file, what) in consumed {
+            match custom.vouched(file) {
+                Ok(cs) => {
+                    for &c in cs {
+                        edges.extend(custom.commands[c].owners.iter().map(|&o| (t, o)));
+                    }
+                }
+                Err(why) => {
+                    self.opaque.entry(t).or_insert(Opaque {
+                        code: Code::GeneratedSource,
+                        detail: format!("target {:?} {what} {file} ({why})", model.targets[t].name),
+                    });
+                }
+            }
+        }
+        for c in &custom.commands {
+            for &o in &c.owners {
+                if let Some(why) = &c.incomplete {
+                    let out = c.outputs.first().map(String::as_str).unwrap_or("?");
+                    self.opaque.entry(o).or_insert(Opaque {
+                        code: Code::GeneratedSource,
+                        detail: format!(
+                            "target {:?} runs a custom command writing {out}, and {why}",
+                            model.targets[o].name
+                        ),
+                    });
+                    continue;
+                }
+                edges.extend(c.programs.iter().map(|&p| (o, p)));
+                for a in &c.after {
+                    for &w in custom.by_output.get(a).into_iter().flatten() {
+                        edges.extend(custom.commands[w].owners.iter().map(|&p| (o, p)));
+                    }
+                }
+            }
+        }
+        self.custom_outputs = (custom.commands.iter())
+            .flat_map(|c| {
+                c.outputs
+                    .iter()
+                    .flat_map(|o| c.owners.iter().map(move |&t| (o.clone(), t)))
+            })
+            .collect();
+        self.custom_outputs.sort();
+        self.custom_outputs.dedup();
+        edges.sort_unstable();
+        edges.dedup();
+        for (from, to) in edges {
+            if from == to {
+                continue;
+            }
+            if let Err(at) = self.fwd[from].binary_search(&to) {
+                self.fwd[from].insert(at, to);
+                let r = &mut self.rev[to];
+                if let Err(at) = r.binary_search(&from) {
+                    r.insert(at, from);
+                }
+            }
+        }
+    }
+
+    /// What custom commands write, with the targets they belong to.
+    pub fn custom_outputs(&self) -> &[(String, usize)] {
+        &self.custom_outputs
     }
 
     /// What `t` depends on (its forward edges: dependencies, object and link edges).
@@ -635,6 +709,50 @@ impl<'m> Graph<'m> {
 }
 
 /// Generic visited-set walk over an adjacency list; returns reached nodes sorted.
+/// Build-tree files a unit lists that were written at build time by a step
+/// the codemodel does not list as generating them (a custom target's
+/// `BYPRODUCTS`, a step of another target): (target, file). Files of
+/// CMake's own directories (`CMakeFiles/`, autogen's `<T>_autogen/`) are
+/// left to their own evidence, and configure-time files are not build-time.
+fn unexplained_build_includes<'d>(
+    deps: &'d DepEvidence,
+    model: &Codemodel,
+    custom: &Custom,
+) -> Vec<(usize, &'d str)> {
+    let mut flagged = vec![false; deps.files.len()];
+    let mut any = false;
+    for (id, f) in deps.files.iter().enumerate() {
+        if !paths::is_within(f, &model.build_root)
+            || model.generated_files.contains(f)
+            || f.contains("/CMakeFiles/")
+            || f.split('/').any(|c| c.ends_with("_autogen"))
+        {
+            continue;
+        }
+        let built_later = match std::fs::metadata(f).and_then(|m| m.modified()) {
+            Ok(t) => model.reply_time.is_none_or(|r| t > r),
+            Err(_) => custom.by_output.contains_key(f.as_str()),
+        };
+        if built_later {
+            flagged[id] = true;
+            any = true;
+        }
+    }
+    let mut out = Vec::new();
+    if any {
+        for tu in &deps.tus {
+            for &p in &tu.prereqs {
+                if flagged[p as usize] {
+                    out.push((tu.target, deps.files[p as usize].as_str()));
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 fn walk(start: &[usize], adj: &[Vec<usize>]) -> Vec<usize> {
     let mut seen = vec![false; adj.len()];
     let mut stack: Vec<usize> = Vec::new();
@@ -924,8 +1042,15 @@ pub fn impact(
                             paths::relative_to(&unit.source, &model.source_root),
                         )
                     }
-                    // Named on the owner's compile or link command.
-                    None => (String::new(), String::new()),
+                    // Read by a custom command of the owner, or named on
+                    // its compile or link command.
+                    None => (
+                        String::new(),
+                        (c.command_reads.iter())
+                            .find(|(t, _)| *t == owner)
+                            .map(|(_, how)| how.clone())
+                            .unwrap_or_default(),
+                    ),
                 };
                 out.chains.push(Chain {
                     test: catalogue.tests[ti].name.clone(),

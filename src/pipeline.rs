@@ -74,6 +74,8 @@ struct Evidence<'m> {
     model: &'m Codemodel,
     graph: Graph<'m>,
     deps: DepEvidence,
+    custom: ingest::custom_commands::Custom,
+    configure_reads: ingest::configure_reads::ConfigureReads,
     mappings: Vec<TestMapping>,
     reaches: Vec<TestReach>,
     forced: Vec<Forced>,
@@ -132,8 +134,8 @@ fn analyse_evidence(
     if let Some(c) = cat {
         a.flow_groups = reach::flow_groups(c);
     }
-    d.extend(build.gaps);
     let (Some(model), Some(mapped)) = (build.model, build.with_model) else {
+        d.extend(build.gaps);
         finish_early(&mut a, d, cat, reader);
         return (a, catalogue);
     };
@@ -146,7 +148,16 @@ fn analyse_evidence(
     if let Some(v) = &req.vouched {
         d.extend(unvouched_prerequisites(v, &deps, model, &req.source_dir));
     }
-    graph.add_depfile_evidence(&deps);
+    let custom = ingest::custom_commands::read(reader, model, &deps);
+    // A custom command's depfile in the dependency list is that command's
+    // evidence (read with it), not a unit's that failed to map.
+    d.extend(
+        build
+            .gaps
+            .into_iter()
+            .filter(|g| !custom.lists_depfile_of(g)),
+    );
+    graph.add_depfile_evidence(&deps, &custom);
     d.extend(config_gaps);
     let listed = std::fs::metadata(&req.ctest_json)
         .and_then(|m| m.modified())
@@ -158,6 +169,8 @@ fn analyse_evidence(
         model,
         graph,
         deps,
+        custom,
+        configure_reads: ingest::configure_reads::scan(reader, model),
         mappings,
         reaches: Vec::new(),
         forced: Vec::new(),
@@ -236,6 +249,8 @@ fn reach_and_changes(
     let (source, edited, max_path) = (&req.source_dir, &req.edited, req.limits.max_path_len);
     a.changed =
         changes::classify_against(&req.changed, source, ev.model, &ev.deps, edited, max_path);
+    changes::custom_command_inputs(&mut a.changed, &ev.custom, ev.model);
+    changes::configure_reads(&mut a.changed, &ev.configure_reads, ev.model);
     let declared = declare::apply(
         &mut a.changed,
         &a.policy,
@@ -277,6 +292,8 @@ fn walk_and_decide(
         mappings,
         reaches,
         mut forced,
+        custom: _,
+        configure_reads: _,
         base_snapshot,
     } = ev;
     let mut impact = graph::impact(&graph, &deps, &a.changed, cat, &mappings);

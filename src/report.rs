@@ -246,7 +246,9 @@ pub fn shard_of(a: &Analysis, name: &str, n: usize) -> usize {
 pub fn chain_text(c: &Chain) -> String {
     // A file named on a compile or link command has no depfile: the chain
     // starts at the target whose command names it.
-    let mut s = if c.depfile.is_empty() {
+    let mut s = if c.depfile.is_empty() && !c.tu.is_empty() {
+        format!("{} -> {}", c.changed, c.tu)
+    } else if c.depfile.is_empty() {
         format!("{} -> named on the compile or link command", c.changed)
     } else {
         format!("{} -> depfile {} -> unit {}", c.changed, c.depfile, c.tu)

@@ -4171,6 +4171,213 @@ fn oracle_class29_script_a_test_runs_names_what_it_starts() {
     assert!(o.run.stderr.contains("names script"), "{}", o.report());
 }
 
+// ============== issue 29, class 2: custom commands are evidence
+
+/// A custom command preprocesses a template with the compiler (`-E -P`,
+/// `DEPFILE`), and a test reads what it wrote; a compiled unit includes the
+/// same header. Ninja reads the command's depfile itself (never folded into
+/// `.ninja_deps`), the Makefiles generator names it in `DependInfo.cmake`,
+/// and the codemodel shows no `DEPENDS` on the header: a change to it must
+/// select the test that reads the command's output, not only the unit's.
+#[test]
+fn oracle_class29_custom_command_depfile_reads_a_header_a_unit_includes() {
+    let cmake = format!(
+        "{PROLOGUE}add_custom_command(OUTPUT ${{CMAKE_BINARY_DIR}}/pre.txt\n\
+         \x20 COMMAND ${{CMAKE_CXX_COMPILER}} -x c -E -P -MD -MT ${{CMAKE_BINARY_DIR}}/pre.txt -MF ${{CMAKE_BINARY_DIR}}/pre.d -I${{CMAKE_SOURCE_DIR}}/inc ${{CMAKE_SOURCE_DIR}}/tpl.in -o ${{CMAKE_BINARY_DIR}}/pre.txt\n\
+         \x20 DEPENDS tpl.in DEPFILE ${{CMAKE_BINARY_DIR}}/pre.d VERBATIM)\n\
+         add_custom_target(pre ALL DEPENDS ${{CMAKE_BINARY_DIR}}/pre.txt)\n\
+         add_executable(contains contains.cpp)\n\
+         add_test(NAME t_pre COMMAND contains ${{CMAKE_BINARY_DIR}}/pre.txt \"value 3\")\n\
+         add_executable(use use.cpp)\n\
+         target_include_directories(use PRIVATE inc)\n\
+         add_test(NAME t_use COMMAND use)\n{BYSTANDER}"
+    );
+    let o = Scenario::new("c29-custom-depfile")
+        .file("CMakeLists.txt", &cmake)
+        .file("inc/v.h", "#define V 3\n")
+        .file("tpl.in", "#include \"v.h\"\nvalue V\n")
+        .file("contains.cpp", FILE_CONTAINS_MAIN)
+        .file("use.cpp", &main_checking("#include \"v.h\"", "V > 0"))
+        .with_bystander()
+        .edit("inc/v.h", "#define V 4\n")
+        .run();
+    o.assert_oracle();
+    assert!(
+        o.changed_results().contains("t_pre"),
+        "precondition: the command's output changed\n{}",
+        o.report()
+    );
+    o.expect_exact_subset(&["t_pre", "t_use"]);
+    assert!(
+        o.run.stderr.contains("custom command writing pre.txt"),
+        "{}",
+        o.report()
+    );
+}
+
+/// A header written by `add_custom_target(... BYPRODUCTS ...)` from a
+/// project program and included by another target, ordered by declaration
+/// only (no `add_dependencies`): the codemodel lists the header nowhere. The
+/// includer depends on what produced it, so a change to the program's
+/// source selects the includer's test. (The program writes the header only
+/// when its content changes, as generators do, so that the includer, built
+/// after it, is not older than it.)
+#[test]
+fn oracle_class29_byproduct_header_of_a_custom_target_depends_on_its_program() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(genh genh.cpp)\n\
+         add_custom_target(mkhdr ALL COMMAND genh ${{CMAKE_BINARY_DIR}}/gen/g.h BYPRODUCTS ${{CMAKE_BINARY_DIR}}/gen/g.h)\n\
+         add_executable(use use.cpp)\n\
+         target_include_directories(use PRIVATE ${{CMAKE_BINARY_DIR}}/gen)\n\
+         add_test(NAME t_use COMMAND use)\n{BYSTANDER}"
+    );
+    let genh = |v: u32| {
+        format!(
+            "#include <filesystem>\n#include <fstream>\n#include <sstream>\n#include <string>\n\
+             int main(int, char** argv) {{\n\
+               std::filesystem::create_directories(std::filesystem::path(argv[1]).parent_path());\n\
+               std::string want = \"#define G {v}\\n\";\n\
+               std::stringstream have; have << std::ifstream(argv[1]).rdbuf();\n\
+               if (have.str() != want) std::ofstream(argv[1]) << want;\n}}\n"
+        )
+    };
+    let o = Scenario::new("c29-byproduct")
+        .file("CMakeLists.txt", &cmake)
+        .file("genh.cpp", &genh(1))
+        .file("use.cpp", &main_checking("#include \"g.h\"", "G == 1"))
+        .with_bystander()
+        .build_first("mkhdr")
+        .edit("genh.cpp", &genh(2))
+        .run();
+    o.assert_oracle();
+    assert!(
+        o.changed_results().contains("t_use"),
+        "precondition: the includer's result changed\n{}",
+        o.report()
+    );
+    o.expect_exact_subset(&["t_use"]);
+}
+
+/// A header a custom command writes with a source-tree CMake script from
+/// declared data, included by `use`.
+fn complete_producer_scenario(name: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}add_custom_command(OUTPUT ${{CMAKE_BINARY_DIR}}/gen/table.h\n\
+         \x20 COMMAND ${{CMAKE_COMMAND}} -DIN=${{CMAKE_SOURCE_DIR}}/data/table.txt -DSUFFIX= -DOUT=${{CMAKE_BINARY_DIR}}/gen/table.h -P ${{CMAKE_SOURCE_DIR}}/tools/mktable.cmake\n\
+         \x20 DEPENDS tools/mktable.cmake data/table.txt VERBATIM)\n\
+         add_executable(use use.cpp ${{CMAKE_BINARY_DIR}}/gen/table.h)\n\
+         target_include_directories(use PRIVATE ${{CMAKE_BINARY_DIR}}/gen)\n\
+         add_test(NAME t_use COMMAND use)\n{BYSTANDER}"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("data/table.txt", "1\n")
+        .file(
+            "tools/mktable.cmake",
+            "file(STRINGS ${IN} v)\nfile(WRITE ${OUT} \"#define TABLE ${v}${SUFFIX}\\n\")\n",
+        )
+        .file(
+            "use.cpp",
+            &main_checking("#include \"table.h\"", "TABLE == 1"),
+        )
+        .with_bystander()
+}
+
+/// A generated header whose producer's evidence is complete (a source-tree
+/// script run by an interpreter, its data declared) is no longer opaque: a
+/// change to the data selects the includer's test and skips the others,
+/// where every run was `GENERATED_SOURCE` before.
+#[test]
+fn precision_a_generated_header_with_complete_producer_evidence_is_a_subset() {
+    let o = complete_producer_scenario("c29-complete-producer")
+        .edit("data/table.txt", "2\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_use"]);
+    assert!(!o.run.stderr.contains("GENERATED_SOURCE"), "{}", o.report());
+}
+
+/// Compare mode: a CMake edit to the custom command alone (its arguments)
+/// changes the fingerprint of the target it belongs to, so the includer of
+/// what it writes is selected.
+#[test]
+fn compare_a_custom_command_edit_selects_the_includer_of_its_output() {
+    let o = complete_producer_scenario("c29-complete-producer-compare")
+        .policy(COMPARE)
+        .against_base_snapshot()
+        .patch("CMakeLists.txt", "-DSUFFIX= ", "-DSUFFIX=0 ")
+        .run();
+    o.assert_oracle();
+    assert!(
+        o.changed_results().contains("t_use"),
+        "precondition: the includer's result changed\n{}",
+        o.report()
+    );
+    o.expect_exact_subset(&["t_use"]);
+}
+
+// ============== issue 29, class 3: configure reads project files CMake does not record
+
+/// Configure takes the version from a compiled header with `file(STRINGS)`
+/// and writes it into a configured header another target includes;
+/// cmakeFiles-v1 does not list the header. A change to it is a change to
+/// the build configuration (default mode: the whole suite), not only a
+/// header the depfiles walk.
+fn configure_reads_scenario(name: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}file(STRINGS \"${{CMAKE_CURRENT_SOURCE_DIR}}/include/x/version.h\" vline REGEX \"X_VERSION\")\n\
+         string(REGEX MATCH \"[0-9]+\" XV \"${{vline}}\")\n\
+         configure_file(config.h.in ${{CMAKE_BINARY_DIR}}/config.h)\n\
+         add_executable(reader reader.cpp)\n\
+         target_include_directories(reader PRIVATE ${{CMAKE_BINARY_DIR}})\n\
+         add_test(NAME t_config COMMAND reader)\n\
+         add_executable(direct direct.cpp)\n\
+         target_include_directories(direct PRIVATE include)\n\
+         add_test(NAME t_direct COMMAND direct)\n{BYSTANDER}"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("include/x/version.h", "#define X_VERSION 1\n")
+        .file("config.h.in", "#define CONFIG_VERSION @XV@\n")
+        .file(
+            "reader.cpp",
+            &main_checking("#include \"config.h\"", "CONFIG_VERSION == 1"),
+        )
+        .file(
+            "direct.cpp",
+            &main_checking("#include \"x/version.h\"", "X_VERSION > 0"),
+        )
+        .with_bystander()
+}
+
+#[test]
+fn oracle_class29_configure_reads_a_header_with_file_strings() {
+    let o = configure_reads_scenario("c29-configure-reads")
+        .edit("include/x/version.h", "#define X_VERSION 2\n")
+        .run();
+    o.assert_oracle();
+    assert!(
+        o.changed_results().contains("t_config"),
+        "precondition: the configured header's reader changed\n{}",
+        o.report()
+    );
+    o.expect_fallback_naming(3, "CHANGE_BUILD_CONFIG");
+    o.expect_stderr(&["file(STRINGS"]);
+}
+
+/// The same in compare mode: the configured header's bytes are part of the
+/// snapshot, so its reader is selected with the header's own includer.
+#[test]
+fn compare_a_header_configure_reads_selects_the_configured_headers_readers() {
+    let o = configure_reads_scenario("c29-configure-reads-compare")
+        .policy(COMPARE)
+        .against_base_snapshot()
+        .edit("include/x/version.h", "#define X_VERSION 2\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_config", "t_direct"]);
+}
+
 // ============== issue 29, class 4: declarations match exactly what they say
 
 /// `[[data]] tests = ["parser*"]` covers `parser/unicode`: test names are
@@ -4234,6 +4441,16 @@ fn oracle_class29_data_rule_and_a_test_naming_a_copied_directory() {
         .with_bystander()
         .policy("[[data]]\npaths = [\"data/**\"]\nwhy = \"read only by the tests that name it\"\n")
         .edit("data/input.txt", "v2\n")
+        // file(COPY) skips a file whose copy has the same timestamp, which
+        // CMake may compare to the second: an edit in the second the base
+        // was written would not be copied. Ten seconds before the copy.
+        .after_edits(|ctx| {
+            let copy = ctx.build.join("testdata/data/input.txt");
+            let was =
+                filetime::FileTime::from_last_modification_time(&std::fs::metadata(copy).unwrap());
+            let t = filetime::FileTime::from_unix_time(was.unix_seconds() - 10, 0);
+            filetime::set_file_mtime(ctx.src.join("data/input.txt"), t).unwrap();
+        })
         .run();
     o.assert_oracle();
     o.expect_exact_subset(&["t_data"]);
@@ -4601,4 +4818,10 @@ on_ninja!(
     compare_a_changed_plugin_description_selects_the_tests_that_may_load_it,
     compare_a_golden_file_configure_writes_into_a_named_directory,
     oracle_class29_script_a_test_runs_names_what_it_starts,
+    oracle_class29_custom_command_depfile_reads_a_header_a_unit_includes,
+    oracle_class29_byproduct_header_of_a_custom_target_depends_on_its_program,
+    precision_a_generated_header_with_complete_producer_evidence_is_a_subset,
+    oracle_class29_configure_reads_a_header_with_file_strings,
+    compare_a_custom_command_edit_selects_the_includer_of_its_output,
+    compare_a_header_configure_reads_selects_the_configured_headers_readers,
 );

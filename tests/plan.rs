@@ -1058,13 +1058,39 @@ fn opaque_full_falls_back_on_the_same_run() {
     }
 }
 
+/// The template a custom command copies is evidence of that command (its
+/// declared input): no longer an unknown path, it affects the command's
+/// target (whose tests `opaque = "select"` forces anyway: the command's
+/// intermediate file makes its evidence incomplete).
+#[test]
+fn a_custom_command_input_is_classified_through_its_command() {
+    let b = shared_opaque();
+    let select = policy(b, "opaque-select-template", "opaque = \"select\"\n");
+    let (r, plan) = json_run(b, &["tests/gen/generated.cpp.in"], &["--policy", &select]);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let path = &plan["change"]["paths"][0];
+    assert_eq!(path["class"], "header", "{path}");
+    assert!(
+        path["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("custom command writing tests/gen/generated.cpp"),
+        "{path}"
+    );
+    let selected = with_action(&plan, "selected");
+    assert!(
+        selected.contains(&"gen.value") && selected.contains(&"gen.core"),
+        "{selected:?}"
+    );
+    assert!(!selected.contains(&"util.join"), "{selected:?}");
+}
+
 #[test]
 fn opaque_select_still_falls_back_on_global_unknowns() {
     let b = shared_opaque();
     let select = policy(b, "opaque-select-global", "opaque = \"select\"\n");
     for (changed, code) in [
         ("README.md", "CHANGE_UNKNOWN"),
-        ("tests/gen/generated.cpp.in", "CHANGE_UNKNOWN"),
         ("CMakeLists.txt", "CHANGE_BUILD_CONFIG"),
         ("libs/core/include/core/gone.hpp", "CHANGE_DELETED"),
     ] {

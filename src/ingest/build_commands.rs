@@ -10,7 +10,11 @@
 //! files are the exact record: `flags.make` and `link.txt` in the target's
 //! object directory (Makefiles), the evaluated command of every edge that
 //! builds one of its objects or artifacts (Ninja: `build.ninja`, or
-//! `build-<Config>.ninja`). They are fingerprinted *beside* the File API
+//! `build-<Config>.ninja`), and its custom commands (`build.make`; the
+//! Ninja edges writing its generated sources or its stamp): a custom
+//! command whose outputs a unit includes is evidence of that unit's target
+//! (`custom_commands.rs`), so a CMake edit to the command must change the
+//! fingerprint of the target it belongs to. They are fingerprinted *beside* the File API
 //! fields, not instead of them: the File API also says what no command
 //! line shows (its dependencies on other targets, its sources as CMake
 //! lists them), and a snapshot must change when either does.
@@ -50,7 +54,9 @@ fn makefiles_texts(reader: &Reader, model: &Codemodel) -> Result<Vec<String>, Ga
     for t in &model.targets {
         let dir = t.object_dir();
         let mut text = String::new();
-        for name in ["flags.make", "link.txt"] {
+        // `build.make` holds its custom commands (and the rules that
+        // compile and link, which the other two say in full).
+        for name in ["flags.make", "link.txt", "build.make"] {
             let path = format!("{dir}/{name}");
             text.push_str(name);
             match std::fs::metadata(&path) {
@@ -86,6 +92,14 @@ fn ninja_texts(reader: &Reader, model: &Codemodel) -> Result<Vec<String>, Gap> {
             owner_of.insert(rel(a), i);
         }
         owner_of.insert(rel(&t.object_dir()), i);
+        // Its custom commands: the outputs the codemodel lists as its
+        // generated sources, and a utility target's own stamp.
+        for g in &t.generated {
+            owner_of.entry(rel(g)).or_insert(i);
+        }
+        if let Some(stamp) = t.object_dir().strip_suffix(".dir") {
+            owner_of.entry(rel(stamp)).or_insert(i);
+        }
     }
     let file = if model.multi_config {
         format!("build-{}.ninja", model.config)

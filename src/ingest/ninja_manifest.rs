@@ -82,6 +82,9 @@ struct State<'w> {
     buffers: (String, String),
     /// A command grew past [`MAX_COMMAND`].
     overflow: bool,
+    /// Every edge is wanted with all its inputs, its rule and its depfile
+    /// ([`for_each_edge`]), phony ones included.
+    whole_edges: bool,
 }
 
 /// The longest command (with its response file) followed: far beyond any
@@ -112,11 +115,55 @@ pub fn for_each_command(
         looked_up: FastSet::default(),
         buffers: (String::new(), String::new()),
         overflow: false,
+        whole_edges: false,
+    };
+    st.scopes[0].rules.insert("phony".into(), PHONY);
+    let mut edges = 0;
+    let mut each = |e: &Edge<'_>| {
+        for o in e.outs {
+            emit(o, e.command);
+        }
+    };
+    st.parse_file(reader, build_root, file, 0, 0, &mut edges, &mut each)?;
+    Ok((edges, st.scopes[0].vars.remove("builddir")))
+}
+
+/// One edge of the manifest as [`for_each_edge`] gives it.
+pub struct Edge<'e> {
+    /// The rule's name (`phony` for a phony edge).
+    pub rule: &'e str,
+    /// Every output (explicit and implicit), canonical, as written.
+    pub outs: &'e [String],
+    /// Every input (explicit, implicit, order-only and validation), canonical.
+    pub ins: &'e [String],
+    /// The evaluated command (empty for a phony edge).
+    pub command: &'e str,
+    /// The evaluated `depfile` binding, if any.
+    pub depfile: Option<&'e str>,
+}
+
+/// Reads `file` as [`for_each_command`] does and calls `emit` for every
+/// edge, phony ones included, with all its outputs and inputs.
+pub fn for_each_edge(
+    reader: &Reader,
+    build_root: &str,
+    file: &str,
+    mut emit: impl FnMut(&Edge<'_>),
+) -> Result<usize, String> {
+    let mut st = State {
+        scopes: vec![Scope::default()],
+        rules: vec![Rule::default()],
+        wanted: None,
+        seen: FastSet::default(),
+        looked_up: FastSet::default(),
+        buffers: (String::new(), String::new()),
+        overflow: false,
+        whole_edges: true,
     };
     st.scopes[0].rules.insert("phony".into(), PHONY);
     let mut edges = 0;
     st.parse_file(reader, build_root, file, 0, 0, &mut edges, &mut emit)?;
-    Ok((edges, st.scopes[0].vars.remove("builddir")))
+    Ok(edges)
 }
 
 impl State<'_> {
@@ -242,7 +289,7 @@ impl State<'_> {
         scope: usize,
         depth: usize,
         edges: &mut usize,
-        emit: &mut dyn FnMut(&str, &str),
+        emit: &mut dyn FnMut(&Edge<'_>),
     ) -> Result<(), String> {
         if depth > 32 {
             return Err(format!("{file}: includes nested more than 32 deep"));
@@ -296,7 +343,7 @@ impl State<'_> {
         scope: usize,
         depth: usize,
         edges: &mut usize,
-        emit: &mut dyn FnMut(&str, &str),
+        emit: &mut dyn FnMut(&Edge<'_>),
     ) -> Result<(), String> {
         loop {
             match lx.statement()? {
@@ -389,7 +436,7 @@ impl State<'_> {
         &mut self,
         lx: &mut Lexer<'_>,
         scope: usize,
-        emit: &mut dyn FnMut(&str, &str),
+        emit: &mut dyn FnMut(&Edge<'_>),
     ) -> Result<(), String> {
         let mut outs = Vec::new();
         while let Some(p) = lx.path_nonempty()? {
@@ -430,8 +477,13 @@ impl State<'_> {
             ins.push(p);
         }
         // Implicit, order-only and validation inputs are not part of `$in`.
+        let mut other_ins = Vec::new();
         while lx.eat(b"|@") || lx.eat(b"||") || lx.eat(b"|") {
-            while lx.path_nonempty()?.is_some() {}
+            while let Some(p) = lx.path_nonempty()? {
+                if self.whole_edges {
+                    other_ins.push(p);
+                }
+            }
         }
         lx.newline()?;
         let mut own: Option<Vec<(&str, Cow<'_, str>)>> = None;
@@ -465,6 +517,18 @@ impl State<'_> {
                 return Err(format!("multiple rules generate {o}"));
             }
         }
+        if self.whole_edges && rule == PHONY {
+            let mut all_ins = paths(self, &ins);
+            all_ins.extend(paths(self, &other_ins));
+            emit(&Edge {
+                rule: "phony",
+                outs: &all_outs,
+                ins: &all_ins,
+                command: "",
+                depfile: None,
+            });
+            return Ok(());
+        }
         if wanted.is_empty() || rule == PHONY {
             return Ok(());
         }
@@ -482,6 +546,10 @@ impl State<'_> {
         rsp.clear();
         self.binding(&view, "command", 0, &mut cmd);
         self.binding(&view, "rspfile_content", 0, &mut rsp);
+        let mut depfile = String::new();
+        if self.whole_edges {
+            self.binding(&view, "depfile", 0, &mut depfile);
+        }
         self.rules = rules;
         if self.overflow || cmd.len() + rsp.len() > MAX_COMMAND {
             return Err(format!(
@@ -492,8 +560,27 @@ impl State<'_> {
             cmd.push_str(";rspfile=");
             cmd.push_str(&rsp);
         }
-        for o in wanted {
-            emit(o, &cmd);
+        if self.whole_edges {
+            let mut all_ins = ins.clone();
+            all_ins.extend(paths(self, &other_ins));
+            let rule_name = rule_name.to_owned();
+            emit(&Edge {
+                rule: &rule_name,
+                outs: &all_outs,
+                ins: &all_ins,
+                command: &cmd,
+                depfile: (!depfile.is_empty()).then_some(depfile.as_str()),
+            });
+        } else {
+            for o in wanted {
+                emit(&Edge {
+                    rule: "",
+                    outs: std::slice::from_ref(o),
+                    ins: &[],
+                    command: &cmd,
+                    depfile: None,
+                });
+            }
         }
         self.buffers = (cmd, rsp);
         Ok(())

@@ -31,9 +31,9 @@ pub struct Lookup<'g, 'm> {
     pub(super) graph: &'g Graph<'m>,
     pub(super) model: &'m Codemodel,
     /// Build-time output → targets that list it.
-    pub(super) outputs: FastMap<&'m str, Vec<usize>>,
+    pub(super) outputs: FastMap<&'g str, Vec<usize>>,
     /// Every output, sorted (directory prefix queries).
-    pub(super) sorted_outputs: Vec<&'m str>,
+    pub(super) sorted_outputs: Vec<&'g str>,
     /// Every spelling of every loadable artifact with its owner, sorted
     /// (directory prefix queries: a plugin loader looks in subdirectories).
     pub(super) sorted_loadable: Vec<(String, usize)>,
@@ -53,13 +53,21 @@ impl<'g, 'm> Lookup<'g, 'm> {
     /// Builds the tables. `listed` is the catalogue file's modification time.
     pub fn new(graph: &'g Graph<'m>, listed: Option<SystemTime>) -> Self {
         let model = graph.model();
-        let mut outputs: FastMap<&'m str, Vec<usize>> = FastMap::default();
+        let mut outputs: FastMap<&'g str, Vec<usize>> = FastMap::default();
         for (i, t) in model.targets.iter().enumerate() {
             for g in &t.generated {
                 outputs.entry(g.as_str()).or_default().push(i);
             }
         }
-        let mut sorted_outputs: Vec<&'m str> = outputs.keys().copied().collect();
+        // What custom commands write that the codemodel does not list
+        // (a custom target's byproducts).
+        for (g, i) in graph.custom_outputs() {
+            let owners = outputs.entry(g.as_str()).or_default();
+            if !owners.contains(i) {
+                owners.push(*i);
+            }
+        }
+        let mut sorted_outputs: Vec<&'g str> = outputs.keys().copied().collect();
         sorted_outputs.sort_unstable();
         let sorted_loadable = sorted_loadable(graph);
         let plugins = plugin_like(graph);
