@@ -195,7 +195,7 @@ impl Code {
             ConfigAmbiguous => "pass --config <name> (and list the catalogue with ctest -C <name>)",
             ConfigNotFound => "pass --config with one of the configurations the reply lists (see the reason)",
             TargetDependencyUnknown => "re-run cmake; if it persists, the reply is damaged",
-            GeneratedSource => "nothing to configure: a test depends on code generated at build time (use opaque = \"select\" to force only those tests)",
+            GeneratedSource => "make the evidence of the custom command that writes it complete (the reason says what is missing: declare its OUTPUT/BYPRODUCTS and DEPENDS, give it a DEPFILE, run programs that are targets), or use opaque = \"select\" to force only those tests",
             UnknownLinkInput => "build the library as a target of this project, or link it by an imported target the codemodel shows",
             UnsupportedLanguage => "nothing to configure: only C and C++ units (and assembly on Ninja, unless it uses .include or .incbin) have trusted dependency evidence",
             UnsupportedGenerator => "configure with -G \"Unix Makefiles\", -G Ninja or -G \"Ninja Multi-Config\"",

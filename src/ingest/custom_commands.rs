@@ -646,11 +646,24 @@ impl<'a> Context<'a> {
                 return;
             }
         };
+        let written = std::fs::metadata(d).and_then(|m| m.modified()).ok();
         match depfile_syntax::parse(&bytes) {
             Ok(df) => {
                 for rule in &df.rules {
                     for p in &rule.prereqs {
                         let abs = paths::join_fold(&r.cwd, p);
+                        // A prerequisite newer than the depfile: the command
+                        // has not run since it changed (S11.02 for commands).
+                        let newer = std::fs::metadata(&abs)
+                            .and_then(|m| m.modified())
+                            .ok()
+                            .zip(written)
+                            .is_some_and(|(t, w)| t > w);
+                        if newer {
+                            c.incomplete.get_or_insert(format!(
+                                "{abs} is newer than its depfile {d} (the command has not run since)"
+                            ));
+                        }
                         self.path(&abs, c, r, true);
                     }
                 }
