@@ -522,6 +522,44 @@ pub fn classify_against(
     )
 }
 
+/// Changed files below a directory a target's compile flags hand the
+/// assembler (`-Wa,-I<dir>`): inline assembly may `.incbin` or `.include`
+/// them by a name no depfile lists, so they are evidence of that target.
+pub fn assembler_search_dirs(changed: &mut [Changed], model: &crate::ingest::file_api::Codemodel) {
+    for (t, target) in model.targets.iter().enumerate() {
+        for dir in &target.asm_search_dirs {
+            for c in changed.iter_mut().filter(|c| paths::is_within(&c.abs, dir)) {
+                if c.class == Class::BuildConfig || c.class == Class::External {
+                    continue;
+                }
+                let how = format!(
+                    "below {}, which target {}'s assembler searches (-Wa,-I)",
+                    paths::relative_to(dir, &model.source_root),
+                    target.name
+                );
+                if c.gap
+                    .as_ref()
+                    .is_some_and(|g| g.code == Code::ChangeUnknown)
+                {
+                    c.gap = None;
+                    c.class = Class::Header;
+                    c.evidence = how.clone();
+                } else {
+                    c.evidence = format!("{}; {how}", c.evidence);
+                }
+                if !c.cmdline_targets.contains(&t) {
+                    c.cmdline_targets.push(t);
+                    c.cmdline_targets.sort_unstable();
+                }
+                c.command_reads.push((
+                    t,
+                    format!("assembler search directory of target {}", target.name),
+                ));
+            }
+        }
+    }
+}
+
 /// Changed project files configure reads without recording them (see
 /// [`crate::ingest::configure_reads`]): a change to the build
 /// configuration, whatever else they are (their dependency evidence is

@@ -251,6 +251,7 @@ fn reach_and_changes(
         changes::classify_against(&req.changed, source, ev.model, &ev.deps, edited, max_path);
     changes::custom_command_inputs(&mut a.changed, &ev.custom, ev.model);
     changes::configure_reads(&mut a.changed, &ev.configure_reads, ev.model);
+    changes::assembler_search_dirs(&mut a.changed, ev.model);
     let declared = declare::apply(
         &mut a.changed,
         &a.policy,

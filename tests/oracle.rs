@@ -4378,6 +4378,50 @@ fn compare_a_header_configure_reads_selects_the_configured_headers_readers() {
     o.expect_exact_subset(&["t_config", "t_direct"]);
 }
 
+// ============== issue 29, class 6: `.incbin` through the assembler's search path
+
+/// A C++ unit embeds a header's text with inline assembly (`.incbin`), found
+/// through `-Wa,-I`; another unit `#include`s the same header. No depfile
+/// lists what the assembler read, so the header looked like the includer's
+/// alone and the embedding program's test was omitted. Files below a
+/// directory the assembler searches are evidence of the target whose flags
+/// name it. (A fresh HEAD build: an incremental one does not rebuild what
+/// no depfile lists.)
+#[test]
+fn oracle_class29_incbin_through_the_assembler_search_path() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(emb emb.cpp)\n\
+         target_compile_options(emb PRIVATE -Wa,-I${{CMAKE_CURRENT_SOURCE_DIR}}/inc)\n\
+         add_test(NAME t_emb COMMAND emb)\n\
+         add_executable(use use.cpp)\n\
+         target_include_directories(use PRIVATE inc)\n\
+         add_test(NAME t_use COMMAND use)\n{BYSTANDER}"
+    );
+    let o = Scenario::new("c29-incbin")
+        .file("CMakeLists.txt", &cmake)
+        .file("inc/table.h", "#define TABLE 1 /* v1 */\n")
+        .file(
+            "emb.cpp",
+            "#include <cstring>\n\
+             asm(\".section .rodata\\n.global table_text\\ntable_text:\\n.incbin \\\"table.h\\\"\\n.byte 0\\n.previous\\n\");\n\
+             extern \"C\" const char table_text[];\n\
+             int main() { return std::strstr(table_text, \"v1\") ? 0 : 1; }\n",
+        )
+        .file("use.cpp", &main_checking("#include \"table.h\"", "TABLE > 0"))
+        .with_bystander()
+        .fresh_head_build()
+        .edit("inc/table.h", "#define TABLE 1 /* v2 */\n")
+        .run();
+    o.assert_oracle();
+    assert!(
+        o.changed_results().contains("t_emb"),
+        "precondition: the embedding program's result changed\n{}",
+        o.report()
+    );
+    o.expect_exact_subset(&["t_emb", "t_use"]);
+    o.expect_stderr(&["assembler search directory of target emb"]);
+}
+
 // ============== issue 29, class 4: declarations match exactly what they say
 
 /// `[[data]] tests = ["parser*"]` covers `parser/unicode`: test names are
@@ -4824,4 +4868,5 @@ on_ninja!(
     oracle_class29_configure_reads_a_header_with_file_strings,
     compare_a_custom_command_edit_selects_the_includer_of_its_output,
     compare_a_header_configure_reads_selects_the_configured_headers_readers,
+    oracle_class29_incbin_through_the_assembler_search_path,
 );

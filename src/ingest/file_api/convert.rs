@@ -218,6 +218,7 @@ pub(super) fn convert_target(
     generated.dedup();
     let mut cmdline_files = Vec::new();
     let mut cmdline_build_files = Vec::new();
+    let mut asm_search_dirs = Vec::new();
     let is_flags = |role: Option<&str>| !matches!(role, Some("libraries" | "libraryPath"));
     for (word, flag) in fragments
         .iter()
@@ -231,6 +232,28 @@ pub(super) fn convert_target(
                 .flat_map(|f| f.split_ascii_whitespace().map(|w| (w, true))),
         )
     {
+        if flag {
+            if let Some(rest) = word.strip_prefix("-Wa,") {
+                // `-Wa,-I<dir>` or `-Wa,-I,<dir>`: the assembler's search path.
+                let mut pieces = rest.split(',');
+                while let Some(p) = pieces.next() {
+                    let dir = match p.strip_prefix("-I") {
+                        Some("") => pieces.next().unwrap_or(""),
+                        Some(d) => d,
+                        None => continue,
+                    };
+                    let dir = dir.trim_matches(|c| c == '"' || c == '\'');
+                    if !dir.is_empty() {
+                        let abs = paths::join_fold(link_dir, dir);
+                        if paths::is_within(&abs, source_root)
+                            && !paths::is_within(&abs, build_root)
+                        {
+                            asm_search_dirs.push(abs);
+                        }
+                    }
+                }
+            }
+        }
         for piece in word.split([',', '=']) {
             let piece = piece.trim_matches(|c| c == '"' || c == '\'');
             let piece = piece.strip_prefix('@').unwrap_or(piece);
@@ -251,6 +274,8 @@ pub(super) fn convert_target(
     cmdline_files.dedup();
     cmdline_build_files.sort();
     cmdline_build_files.dedup();
+    asm_search_dirs.sort();
+    asm_search_dirs.dedup();
     let target = Target {
         name: t.name.into_owned(),
         id: t.id.into_owned(),
@@ -269,6 +294,7 @@ pub(super) fn convert_target(
         system_includes,
         cmdline_files,
         cmdline_build_files,
+        asm_search_dirs,
         generated,
     };
     Ok(Converted {
@@ -301,6 +327,7 @@ pub(super) fn placeholder(r: &RawTargetRef) -> Target {
         system_includes: Vec::new(),
         cmdline_files: Vec::new(),
         cmdline_build_files: Vec::new(),
+        asm_search_dirs: Vec::new(),
         generated: Vec::new(),
     }
 }

@@ -115,6 +115,10 @@ pub struct Target {
     /// name verbatim (a version script `file(WRITE)` wrote), absolute
     /// folded: part of its build description (snapshots).
     pub cmdline_build_files: Vec<String>,
+    /// Source-tree directories its compile flags hand the assembler as
+    /// search directories (`-Wa,-I<dir>`): `.incbin` and `.include` in
+    /// inline assembly find files there that no depfile lists.
+    pub asm_search_dirs: Vec<String>,
     /// Build-time generated files the target lists (custom command outputs
     /// through their `.rule` pseudo-sources, stamps), absolute folded.
     pub generated: Vec<String>,
