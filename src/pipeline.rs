@@ -132,7 +132,7 @@ fn analyse_evidence(
     let cat = catalogue.as_ref().ok();
     d.extend(catalogue.as_ref().err().cloned());
     if let Some(c) = cat {
-        a.flow_groups = reach::flow_groups(c);
+        a.flow_groups = reach::flow_groups(c, &[]);
     }
     let (Some(model), Some(mapped)) = (build.model, build.with_model) else {
         d.extend(build.gaps);
@@ -223,6 +223,11 @@ fn reach_and_changes(
         reach::extend_mappings(&lookup, &ev.deps, cat_or_empty, &mut ev.mappings, max_bytes);
     drop(lookup);
     d.extend(reach_gaps);
+    // Tests that name one test-time path share data too (also for --shard).
+    if ev.reaches.iter().any(|r| !r.shared.is_empty()) {
+        let shared: Vec<Vec<String>> = ev.reaches.iter().map(|r| r.shared.clone()).collect();
+        a.flow_groups = reach::flow_groups(cat_or_empty, &shared);
+    }
     let select_opaque = a.policy.opaque == OpaqueMode::Select;
     let opaque = select::opaque_tests(
         &ev.graph,
@@ -344,9 +349,11 @@ fn walk_and_decide(
     // then test-to-test data flow.
     let mut sel = Selection::new(cat, &impact.selected, forced);
     sel.by_named_paths(&reaches, &a.changed);
+    let max_bytes = req.limits.max_file_bytes;
+    d.extend(sel.by_source_paths(&graph, &mappings, &a.changed, max_bytes));
     d.extend(sel.by_loading(&graph, &mappings, &affected));
     sel.by_description(description_changed);
-    sel.by_data_flow();
+    sel.by_data_flow(&reaches);
 
     // The plan's summary, and each chain's word on how its test reaches its target.
     (a.affected_units, a.affected_direct, a.affected_dependent) = impact.summary(model, &deps);

@@ -377,6 +377,30 @@ impl<'c> Selection<'c> {
         gaps
     }
 
+    /// Tests not yet selected that may read a changed path a declaration
+    /// let through from their own source directory
+    /// ([`reach::sourced_by_bytes`]: `__FILE__`).
+    pub(crate) fn by_source_paths(
+        &mut self,
+        graph: &Graph<'_>,
+        mappings: &[TestMapping],
+        changed: &[changes::Changed],
+        max_bytes: u64,
+    ) -> Vec<Gap> {
+        let (found, gaps) = reach::sourced_by_bytes(
+            graph,
+            self.catalogue,
+            mappings,
+            changed,
+            &self.selected,
+            max_bytes,
+        );
+        for s in found {
+            self.select(s.test, select_code::NAMES_CHANGED_PATH, s.detail);
+        }
+        gaps
+    }
+
     /// Tests whose build description changed (compare mode): (name, what changed).
     pub(crate) fn by_description(&mut self, changed: Vec<(String, String)>) {
         for (name, what) in changed {
@@ -391,8 +415,9 @@ impl<'c> Selection<'c> {
     }
 
     /// Closes the selection over test-to-test data flow ([`reach::data_flow`]).
-    pub(crate) fn by_data_flow(&mut self) {
-        for f in reach::data_flow(self.catalogue, &self.selected) {
+    pub(crate) fn by_data_flow(&mut self, reaches: &[reach::TestReach]) {
+        let shared: Vec<Vec<String>> = reaches.iter().map(|r| r.shared.clone()).collect();
+        for f in reach::data_flow(self.catalogue, &self.selected, &shared) {
             self.select(f.test, select_code::TEST_DATA_FLOW, f.detail);
         }
     }

@@ -4422,6 +4422,110 @@ fn oracle_class29_incbin_through_the_assembler_search_path() {
     o.expect_stderr(&["assembler search directory of target emb"]);
 }
 
+// ============== issue 29, class 6: data found from `__FILE__`
+
+/// A `[[data]]` rule says the data is read only by the tests that name it.
+/// One test names its file; another finds it from its own source path
+/// (`__FILE__`, kept in its `.rodata`) and names nothing. The bytes of what
+/// a test runs holding a source path whose directory holds the changed path,
+/// and the changed path's file name, name it too.
+#[test]
+fn oracle_class29_data_found_from_the_source_path_under_a_data_rule() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(from_file from_file.cpp)\n\
+         add_test(NAME t_file COMMAND from_file)\n\
+         add_executable(contains contains.cpp)\n\
+         add_test(NAME t_named COMMAND contains ${{CMAKE_CURRENT_SOURCE_DIR}}/data/input.txt v1)\n{BYSTANDER}"
+    );
+    let o = Scenario::new("c29-dunder-file")
+        .file("CMakeLists.txt", &cmake)
+        .file("data/input.txt", "v1\n")
+        .file("contains.cpp", FILE_CONTAINS_MAIN)
+        .file(
+            "from_file.cpp",
+            &main_checking(
+                "#include <fstream>\n#include <string>\n\
+                 static std::string first_line() {\n\
+                   std::string f = __FILE__;\n\
+                   std::ifstream in(f.substr(0, f.rfind('/')) + \"/data/input.txt\");\n\
+                   std::string s; std::getline(in, s); return s;\n\
+                 }",
+                "first_line() == \"v1\"",
+            ),
+        )
+        .with_bystander()
+        .policy("[[data]]\npaths = [\"data/**\"]\nwhy = \"read only by the tests that name it\"\n")
+        .edit("data/input.txt", "v2\n")
+        .run();
+    o.assert_oracle();
+    assert!(
+        o.changed_results().contains("t_file"),
+        "precondition: the __FILE__ reader's result changed\n{}",
+        o.report()
+    );
+    o.expect_exact_subset(&["t_file", "t_named"]);
+    o.expect_stderr(&["(as __FILE__ does)"]);
+}
+
+// ============== issue 29, class 6: a cleanup test's output read by a later test
+
+/// A cleanup test (`FIXTURES_CLEANUP`) writes a build-tree file that a
+/// later, unrelated test reads; no build step writes it. The two name the
+/// same test-time path, so they share data: the writer's change selects the
+/// reader.
+#[test]
+fn oracle_class29_cleanup_test_output_read_by_a_later_test() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(writer writer.cpp)\n\
+         add_executable(noop noop.cpp)\n\
+         add_test(NAME t_req COMMAND noop)\n\
+         set_tests_properties(t_req PROPERTIES FIXTURES_REQUIRED F)\n\
+         add_test(NAME t_clean COMMAND writer ${{CMAKE_BINARY_DIR}}/state.txt)\n\
+         set_tests_properties(t_clean PROPERTIES FIXTURES_CLEANUP F)\n\
+         add_executable(later later.cpp)\n\
+         add_test(NAME t_later COMMAND later ${{CMAKE_BINARY_DIR}}/state.txt state-v1)\n{BYSTANDER}"
+    );
+    let writer = |v: u32| {
+        format!(
+            "#include <fstream>\nint main(int, char** argv) {{ std::ofstream(argv[1]) << \"state-v{v}\\n\"; }}\n"
+        )
+    };
+    let o = Scenario::new("c29-cleanup-output")
+        .file("CMakeLists.txt", &cmake)
+        .file("writer.cpp", &writer(1))
+        .file("noop.cpp", "int main() { return 0; }\n")
+        // Later: it waits (3 s at most) for the file to be written after it
+        // started, as a test ctest runs after the cleanup would find it.
+        .file(
+            "later.cpp",
+            "#include <chrono>\n#include <filesystem>\n#include <fstream>\n#include <sstream>\n#include <string>\n#include <thread>\n\
+             int main(int argc, char** argv) {\n\
+               if (argc < 3) return 2;\n\
+               namespace fs = std::filesystem;\n\
+               auto start = fs::file_time_type::clock::now();\n\
+               for (int i = 0; i < 30; ++i) {\n\
+                 std::error_code ec;\n\
+                 auto t = fs::last_write_time(argv[1], ec);\n\
+                 if (!ec && t > start) break;\n\
+                 std::this_thread::sleep_for(std::chrono::milliseconds(100));\n\
+               }\n\
+               std::stringstream text; text << std::ifstream(argv[1]).rdbuf();\n\
+               return text.str().find(argv[2]) != std::string::npos ? 0 : 1;\n\
+             }\n",
+        )
+        .with_bystander()
+        .edit("writer.cpp", &writer(2))
+        .run();
+    o.assert_oracle();
+    assert!(
+        o.changed_results().contains("t_later"),
+        "precondition: the later reader's result changed\n{}",
+        o.report()
+    );
+    o.expect_exact_subset(&["t_clean", "t_later", "t_req"]);
+    o.expect_stderr(&["which no build step writes and selected test"]);
+}
+
 // ============== issue 29, class 4: declarations match exactly what they say
 
 /// `[[data]] tests = ["parser*"]` covers `parser/unicode`: test names are
@@ -4869,4 +4973,6 @@ on_ninja!(
     compare_a_custom_command_edit_selects_the_includer_of_its_output,
     compare_a_header_configure_reads_selects_the_configured_headers_readers,
     oracle_class29_incbin_through_the_assembler_search_path,
+    oracle_class29_data_found_from_the_source_path_under_a_data_rule,
+    oracle_class29_cleanup_test_output_read_by_a_later_test,
 );

@@ -53,6 +53,28 @@ pub(super) fn scan_target_binaries(
     (found, climbs)
 }
 
+/// The run-time data bytes of `path` ([`runtime_ranges`]), at most `limit`
+/// bytes of them.
+pub(super) fn runtime_bytes(path: &str, limit: u64) -> std::io::Result<Vec<u8>> {
+    let mut f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    let ranges = runtime_ranges(&mut f, len)?;
+    let mut out = Vec::new();
+    for (off, size) in ranges {
+        if out.len() as u64 + size > limit {
+            return Err(std::io::Error::other(format!(
+                "more than {limit} bytes of run-time data"
+            )));
+        }
+        let start = out.len();
+        out.resize(start + size as usize, 0);
+        f.seek(SeekFrom::Start(off))?;
+        f.read_exact(&mut out[start..])?;
+        out.push(0);
+    }
+    Ok(out)
+}
+
 /// Byte ranges of `file` where a program keeps the names it uses at run
 /// time: the allocated, file-backed data sections of an ELF file (strings,
 /// `.rodata`, `.data`, `.dynstr`; not code, symbol tables or debug

@@ -1,13 +1,21 @@
 //! Test-to-test data flow: fixtures, DEPENDS and RESOURCE_LOCK link tests
-//! that may hand data to each other, so a selected test selects the tests
-//! its data reaches, and `--shard` keeps a linked group in one shard.
+//! that may hand data to each other, and so does a build-tree path two
+//! tests name that no build step writes (one test's output, the other's
+//! input: a `FIXTURES_CLEANUP` test writing what a later, unrelated test
+//! reads), so a selected test selects the tests its data reaches, and
+//! `--shard` keeps a linked group in one shard.
 
 use crate::fasthash::FastMap;
 use crate::ingest::ctest::Catalogue;
 
 /// Test name → the smallest name of its data-flow group (tests linked by a
-/// fixture, DEPENDS or RESOURCE_LOCK), for every test in a group of two or more.
-pub fn flow_groups(catalogue: &Catalogue) -> std::collections::BTreeMap<String, String> {
+/// fixture, DEPENDS, RESOURCE_LOCK or a shared test-time path, `shared[i]`
+/// being what test `i` names; empty when not known yet), for every test in
+/// a group of two or more.
+pub fn flow_groups(
+    catalogue: &Catalogue,
+    shared: &[Vec<String>],
+) -> std::collections::BTreeMap<String, String> {
     let tests = &catalogue.tests;
     let index = name_index(catalogue);
     let mut parent: Vec<usize> = (0..tests.len()).collect();
@@ -32,6 +40,13 @@ pub fn flow_groups(catalogue: &Catalogue) -> std::collections::BTreeMap<String, 
                     .iter()
                     .filter(|d| index.contains_key(d.as_str()))
                     .map(|d| format!("test:{d}")),
+            )
+            .chain(
+                shared
+                    .get(i)
+                    .into_iter()
+                    .flatten()
+                    .map(|p| format!("path:{p}")),
             );
         for k in keys {
             let j = match k.strip_prefix("test:") {
@@ -80,13 +95,21 @@ pub struct Flow {
 /// * a selected test selects every test that lists it in DEPENDS (it may
 ///   have written what they read), and the tests it DEPENDS on;
 /// * a selected test selects every test that shares a RESOURCE_LOCK with it
-///   (a resource held in turn may carry state from one to the other).
-pub fn data_flow(catalogue: &Catalogue, selected: &[bool]) -> Vec<Flow> {
+///   (a resource held in turn may carry state from one to the other);
+/// * a selected test selects every test that names a build-tree path it
+///   names that no build step writes (`shared`, per test; see the module).
+pub fn data_flow(catalogue: &Catalogue, selected: &[bool], shared: &[Vec<String>]) -> Vec<Flow> {
     let tests = &catalogue.tests;
     let index = name_index(catalogue);
     let mut providers: FastMap<&str, Vec<usize>> = FastMap::default();
     let mut consumers: FastMap<&str, Vec<usize>> = FastMap::default();
     let mut holders: FastMap<&str, Vec<usize>> = FastMap::default();
+    let mut namers: FastMap<&str, Vec<usize>> = FastMap::default();
+    for (i, paths) in shared.iter().enumerate() {
+        for p in paths {
+            namers.entry(p.as_str()).or_default().push(i);
+        }
+    }
     let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); tests.len()];
     for (i, t) in tests.iter().enumerate() {
         for f in t.fixtures_setup.iter().chain(&t.fixtures_cleanup) {
@@ -173,6 +196,19 @@ pub fn data_flow(catalogue: &Catalogue, selected: &[bool]) -> Vec<Flow> {
                 );
             }
         }
+        for p in shared.get(i).into_iter().flatten() {
+            for &j in namers.get(p.as_str()).into_iter().flatten() {
+                add(
+                    j,
+                    format!(
+                        "names {p}, which no build step writes and selected test {:?} names too (one may write what the other reads)",
+                        t.name
+                    ),
+                    &mut sel,
+                    &mut queue,
+                );
+            }
+        }
     }
     out
 }
@@ -222,7 +258,7 @@ mod tests {
             for &i in s {
                 v[i] = true;
             }
-            let mut got: Vec<usize> = data_flow(&c, &v).iter().map(|f| f.test).collect();
+            let mut got: Vec<usize> = data_flow(&c, &v, &[]).iter().map(|f| f.test).collect();
             got.sort();
             got
         };

@@ -67,12 +67,14 @@ mod named_files;
 mod names;
 mod plugins;
 mod scripts;
+mod sourced;
 mod texts;
 
 pub use flow::{data_flow, flow_groups, Flow};
 pub use loaded::{loaded_by_bytes, Loaded};
 pub use lookup::Lookup;
 pub use named::TestReach;
+pub use sourced::{sourced_by_bytes, Sourced};
 
 use channel::{working_dirs, Channel, Joined, TestCx};
 use named::Named;
@@ -185,7 +187,10 @@ fn reach_of(
         copies: named.copies,
         via,
         unknown: None,
+        shared: named.shared,
     };
+    r.shared.sort();
+    r.shared.dedup();
     r.source.sort();
     r.source.dedup();
     r.configured.sort();

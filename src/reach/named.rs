@@ -18,6 +18,9 @@ pub struct Named {
     /// Build-tree files of unknown origin, each as the test names it
     /// (`names FILE`, `names directory D, which holds FILE`).
     pub unknown: Vec<String>,
+    /// Build-tree paths no build step writes that do not exist, or that a
+    /// test wrote (newer than the catalogue): test-time data.
+    pub shared: Vec<String>,
 }
 
 impl Named {
@@ -28,6 +31,7 @@ impl Named {
         self.configured.extend(other.configured.iter().cloned());
         self.copies.extend(other.copies.iter().cloned());
         self.unknown.extend(other.unknown.iter().cloned());
+        self.shared.extend(other.shared.iter().cloned());
     }
 }
 
@@ -46,4 +50,7 @@ pub struct TestReach {
     pub via: Vec<(usize, String)>,
     /// The test names a build-tree file of unknown origin.
     pub unknown: Option<Gap>,
+    /// Build-tree paths it names that no build step writes and that hold
+    /// test-time data (missing, or written by a test): sorted.
+    pub shared: Vec<String>,
 }

@@ -179,7 +179,18 @@ impl Lookup<'_, '_> {
                 continue;
             }
             match self.kind(&p) {
-                Kind::Missing | Kind::AfterListing => {}
+                Kind::Missing | Kind::AfterListing => {
+                    // Absolute as written (a relative word joined to the
+                    // working directory is often no path at all).
+                    if in_build
+                        && !is_wd
+                        && text.contains(p.as_str())
+                        && self.graph.artifact_owners(&p).is_empty()
+                        && !self.outputs.contains_key(p.as_str())
+                    {
+                        out.shared.push(p);
+                    }
+                }
                 Kind::Dir if is_wd => {}
                 Kind::Dir => {
                     // At any depth: plugin loaders look in subdirectories

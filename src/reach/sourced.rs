@@ -1,0 +1,143 @@
+//! Data a test finds from its own source path (`__FILE__`): a program whose
+//! run-time bytes hold an absolute source-tree path (what `__FILE__`
+//! expands to, in `.rodata`) may read files below that path's directory by
+//! names it holds too (`dirname(__FILE__) + "/data/input.txt"`). A changed
+//! path that no dependency evidence knows and a declaration let through (a
+//! `[[data]]` rule, a boundary) selects a test when the bytes of what it runs
+//! (its programs and the libraries they link) hold a source path whose
+//! directory holds the changed path, and the changed path's file name.
+
+use super::bytes::{is_name_byte, runtime_bytes};
+use crate::changes::{Changed, Class};
+use crate::fasthash::{FastMap, FastSet};
+use crate::graph::{Graph, TestMapping};
+use crate::ingest::ctest::Catalogue;
+use crate::paths;
+use crate::reason::{Code, Gap};
+
+/// A test that may read a changed path from its own source directory.
+pub struct Sourced {
+    /// Test index.
+    pub test: usize,
+    /// Why, in words.
+    pub detail: String,
+}
+
+/// What one binary's run-time bytes hold: the directories of the absolute
+/// source-tree paths in them, and their name tokens.
+#[derive(Default)]
+struct Held {
+    dirs: Vec<String>,
+    names: FastSet<String>,
+}
+
+fn held(bytes: &[u8], source_root: &str) -> Held {
+    let mut h = Held::default();
+    let root = source_root.as_bytes();
+    let path_byte = |b: u8| is_name_byte(b) || b == b'/';
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i..].starts_with(root)
+            && (i == 0 || !path_byte(bytes[i - 1]))
+            && bytes.get(i + root.len()) == Some(&b'/')
+        {
+            let mut j = i + root.len();
+            while j < bytes.len() && path_byte(bytes[j]) {
+                j += 1;
+            }
+            if let Ok(p) = std::str::from_utf8(&bytes[i..j]) {
+                let p = paths::fold(p);
+                if let Some((dir, _)) = p.rsplit_once('/') {
+                    if paths::is_within(dir, source_root) {
+                        h.dirs.push(dir.to_owned());
+                    }
+                }
+            }
+            i = j;
+            continue;
+        }
+        i += 1;
+    }
+    for run in bytes.split(|&b| !is_name_byte(b)) {
+        if !run.is_empty() && run.len() <= 255 {
+            if let Ok(s) = std::str::from_utf8(run) {
+                h.names.insert(s.to_owned());
+            }
+        }
+    }
+    h.dirs.sort();
+    h.dirs.dedup();
+    h
+}
+
+/// Tests not yet selected whose programs may read a changed path from their
+/// own source directory (see the module documentation).
+pub fn sourced_by_bytes(
+    graph: &Graph<'_>,
+    catalogue: &Catalogue,
+    mappings: &[TestMapping],
+    changed: &[Changed],
+    selected: &[bool],
+    max_bytes: u64,
+) -> (Vec<Sourced>, Vec<Gap>) {
+    let model = graph.model();
+    // Changed paths let through by a declaration, not by dependency evidence.
+    let candidates: Vec<&Changed> = changed
+        .iter()
+        .filter(|c| c.class == Class::Unresolved && c.gap.is_none() && !c.abs.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    let mut gaps = Vec::new();
+    if candidates.is_empty() {
+        return (out, gaps);
+    }
+    let mut cache: FastMap<String, Option<Held>> = FastMap::default();
+    for (ti, m) in mappings.iter().enumerate() {
+        let (false, TestMapping::Mapped { direct }) = (selected[ti], m) else {
+            continue;
+        };
+        let mut hit: Option<String> = None;
+        'targets: for t in graph.closure(direct) {
+            for a in &model.targets[t].artifacts {
+                let h = cache.entry(a.clone()).or_insert_with(|| {
+                    match runtime_bytes(a, max_bytes) {
+                        Ok(b) => Some(held(&b, &model.source_root)),
+                        Err(_) if std::fs::metadata(a).is_err() => None,
+                        Err(e) => {
+                            gaps.push(Gap::new(
+                                Code::RuntimeLoadedTarget,
+                                format!(
+                                    "{a} cannot be read to see which source paths it holds: {e}"
+                                ),
+                            ));
+                            None
+                        }
+                    }
+                });
+                let Some(h) = h else { continue };
+                for c in &candidates {
+                    let name = c.abs.rsplit('/').next().unwrap_or(&c.abs);
+                    if !h.names.contains(name) {
+                        continue;
+                    }
+                    if let Some(d) = h.dirs.iter().find(|d| paths::is_within(&c.abs, d)) {
+                        hit = Some(format!(
+                            "{} holds source path {}/… (as __FILE__ does) and the name {name} of changed path {}: it may read it from its source directory",
+                            paths::relative_to(a, &model.build_root),
+                            paths::relative_to(d, &model.source_root),
+                            c.display
+                        ));
+                        break 'targets;
+                    }
+                }
+            }
+        }
+        if let Some(detail) = hit {
+            out.push(Sourced { test: ti, detail });
+        }
+    }
+    let _ = catalogue;
+    gaps.sort_by(|a, b| a.detail.cmp(&b.detail));
+    gaps.dedup_by(|a, b| a.detail == b.detail);
+    (out, gaps)
+}
