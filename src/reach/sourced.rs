@@ -99,21 +99,22 @@ pub fn sourced_by_bytes(
         let mut hit: Option<String> = None;
         'targets: for t in graph.closure(direct) {
             for a in &model.targets[t].artifacts {
-                let h = cache.entry(a.clone()).or_insert_with(|| {
-                    match runtime_bytes(a, max_bytes) {
-                        Ok(b) => Some(held(&b, &model.source_root)),
-                        Err(_) if std::fs::metadata(a).is_err() => None,
-                        Err(e) => {
-                            gaps.push(Gap::new(
-                                Code::RuntimeLoadedTarget,
-                                format!(
+                let h =
+                    cache
+                        .entry(a.clone())
+                        .or_insert_with(|| match runtime_bytes(a, max_bytes) {
+                            Ok(b) => Some(held(&b, &model.source_root)),
+                            Err(_) if std::fs::metadata(a).is_err() => None,
+                            Err(e) => {
+                                gaps.push(Gap::new(
+                                    Code::RuntimeLoadedTarget,
+                                    format!(
                                     "{a} cannot be read to see which source paths it holds: {e}"
                                 ),
-                            ));
-                            None
-                        }
-                    }
-                });
+                                ));
+                                None
+                            }
+                        });
                 let Some(h) = h else { continue };
                 for c in &candidates {
                     let name = c.abs.rsplit('/').next().unwrap_or(&c.abs);
