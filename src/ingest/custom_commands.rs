@@ -44,6 +44,11 @@ pub struct Command {
     pub after: BTreeSet<String>,
     /// Targets whose artifact it runs or names.
     pub programs: BTreeSet<usize>,
+    /// The targets of `programs` it runs (not only names or depends on):
+    /// what their bytes name, it may read.
+    pub ran: BTreeSet<usize>,
+    /// The source-tree scripts it runs (their bytes are read as a program's).
+    pub scripts: BTreeSet<String>,
     /// Why its evidence is not complete, if it is not.
     pub incomplete: Option<String>,
     /// Where the generator recorded it (for chains).
@@ -266,7 +271,13 @@ fn ninja_commands(reader: &Reader, model: &Codemodel) -> Result<Vec<RawCommand>,
 fn makefiles_commands(reader: &Reader, model: &Codemodel) -> Result<Vec<RawCommand>, String> {
     let build = model.build_root.as_str();
     let mut out = Vec::new();
-    for (ti, t) in model.targets.iter().enumerate() {
+    // Only a target that lists a generated source or a stamp has custom commands.
+    for (ti, t) in model
+        .targets
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !t.generated.is_empty())
+    {
         let dir = t.object_dir();
         let path = format!("{dir}/build.make");
         if std::fs::metadata(&path).is_err() {
@@ -489,6 +500,9 @@ struct Context<'a> {
     /// File name → project files of the dependency evidence with it (what a
     /// program's bytes may name).
     evidence_names: FastMap<&'a str, Vec<&'a str>>,
+    /// What each scanned file's bytes name (each file is scanned once,
+    /// however many commands run it): the files, or why it cannot be read.
+    scanned: std::cell::RefCell<FastMap<String, Result<Vec<&'a str>, String>>>,
 }
 
 impl<'a> Context<'a> {
@@ -526,6 +540,7 @@ impl<'a> Context<'a> {
             by_output,
             depfiles,
             evidence_names,
+            scanned: Default::default(),
         }
     }
 
@@ -556,7 +571,7 @@ impl<'a> Context<'a> {
         self.command_line(&r.command, &r.cwd, &mut c, r);
         // What the programs it runs hold the names of.
         let mut scanned: FastSet<usize> = FastSet::default();
-        let mut stack: Vec<usize> = c.programs.iter().copied().collect();
+        let mut stack: Vec<usize> = c.ran.iter().copied().collect();
         let mut files: Vec<String> = Vec::new();
         while let Some(t) = stack.pop() {
             if !scanned.insert(t) {
@@ -565,8 +580,7 @@ impl<'a> Context<'a> {
             stack.extend(self.model.targets[t].deps.iter().copied());
             files.extend(self.model.targets[t].artifacts.iter().cloned());
         }
-        let scripts: Vec<String> = c.scripts();
-        files.extend(scripts);
+        files.extend(c.scripts.iter().cloned());
         files.sort();
         files.dedup();
         for f in files {
@@ -715,6 +729,7 @@ impl<'a> Context<'a> {
                     // A program found on PATH, or a target's name run by CMake.
                     if let Some(&t) = self.by_name.get(w.as_str()) {
                         c.programs.insert(t);
+                        c.ran.insert(t);
                     }
                     continue;
                 }
@@ -752,6 +767,7 @@ impl<'a> Context<'a> {
         let (src, build) = (&self.model.source_root, &self.model.build_root);
         if let Some(&t) = self.artifacts.get(abs) {
             c.programs.insert(t);
+            c.ran.insert(t);
         } else if paths::is_within(abs, build) {
             if self.by_output.contains_key(abs) {
                 c.after.insert(abs.to_owned());
@@ -770,6 +786,7 @@ impl<'a> Context<'a> {
     /// A source-tree script: it, and everything below its directory.
     fn script(&self, abs: &str, c: &mut Command) {
         c.files.insert(abs.to_owned());
+        c.scripts.insert(abs.to_owned());
         if let Some((dir, _)) = abs.rsplit_once('/') {
             if paths::is_within(dir, &self.model.source_root) {
                 c.dirs.insert(dir.to_owned());
@@ -783,16 +800,27 @@ impl<'a> Context<'a> {
         if self.evidence_names.is_empty() {
             return;
         }
+        if let Some(found) = self.scanned.borrow().get(file) {
+            match found {
+                Ok(fs) => c.files.extend(fs.iter().map(|f| (*f).to_owned())),
+                Err(why) => {
+                    c.incomplete.get_or_insert(why.clone());
+                }
+            }
+            return;
+        }
+        let found = self.names_in(reader, file);
+        self.scanned.borrow_mut().insert(file.to_owned(), found);
+        self.scan_names(reader, file, c);
+    }
+
+    fn names_in(&self, reader: &Reader, file: &str) -> Result<Vec<&'a str>, String> {
         let bytes = match reader.read(file) {
             Ok(b) => b,
-            Err(_) if std::fs::metadata(file).is_err() => return, // never built
-            Err(e) => {
-                c.incomplete
-                    .get_or_insert(format!("{file}, a program it runs, cannot be read: {e}"));
-                return;
-            }
+            Err(_) if std::fs::metadata(file).is_err() => return Ok(Vec::new()), // never built
+            Err(e) => return Err(format!("{file}, a program it runs, cannot be read: {e}")),
         };
-        let mut found: Vec<&str> = Vec::new();
+        let mut found: Vec<&'a str> = Vec::new();
         let mut check = |run: &[u8]| {
             if let Some(fs) = std::str::from_utf8(run)
                 .ok()
@@ -812,23 +840,9 @@ impl<'a> Context<'a> {
             });
             tokens(wide, &mut check);
         }
-        for f in found {
-            c.files.insert(f.to_owned());
-        }
-    }
-}
-
-impl Command {
-    /// The source-tree scripts it runs (files whose directory it names).
-    fn scripts(&self) -> Vec<String> {
-        self.files
-            .iter()
-            .filter(|f| {
-                f.rsplit_once('/')
-                    .is_some_and(|(d, _)| self.dirs.contains(d))
-            })
-            .cloned()
-            .collect()
+        found.sort_unstable();
+        found.dedup();
+        Ok(found)
     }
 }
 

@@ -82,8 +82,8 @@ struct State<'w> {
     buffers: (String, String),
     /// A command grew past [`MAX_COMMAND`].
     overflow: bool,
-    /// Every edge is wanted with all its inputs, its rule and its depfile
-    /// ([`for_each_edge`]), phony ones included.
+    /// Every `CUSTOM_COMMAND` edge is wanted with all its inputs and its
+    /// depfile ([`for_each_edge`]), and no other.
     whole_edges: bool,
 }
 
@@ -130,20 +130,24 @@ pub fn for_each_command(
 
 /// One edge of the manifest as [`for_each_edge`] gives it.
 pub struct Edge<'e> {
-    /// The rule's name (`phony` for a phony edge).
+    /// The rule's name.
     pub rule: &'e str,
     /// Every output (explicit and implicit), canonical, as written.
     pub outs: &'e [String],
     /// Every input (explicit, implicit, order-only and validation), canonical.
     pub ins: &'e [String],
-    /// The evaluated command (empty for a phony edge).
+    /// The evaluated command.
     pub command: &'e str,
     /// The evaluated `depfile` binding, if any.
     pub depfile: Option<&'e str>,
 }
 
+/// CMake's rule for custom commands in Ninja manifests.
+const CUSTOM_COMMAND: &str = "CUSTOM_COMMAND";
+
 /// Reads `file` as [`for_each_command`] does and calls `emit` for every
-/// edge, phony ones included, with all its outputs and inputs.
+/// `CUSTOM_COMMAND` edge (CMake's custom commands), with all its outputs and
+/// inputs; every other edge is skipped unevaluated.
 pub fn for_each_edge(
     reader: &Reader,
     build_root: &str,
@@ -472,6 +476,10 @@ impl State<'_> {
         let rule = self
             .lookup_rule(Some(scope), rule_name)
             .ok_or_else(|| format!("unknown build rule {rule_name:?}"))?;
+        // Custom commands only: the rest of the statement is skipped unread.
+        if self.whole_edges && rule_name != CUSTOM_COMMAND {
+            return lx.skip_statement();
+        }
         let mut ins = Vec::new();
         while let Some(p) = lx.path_nonempty()? {
             ins.push(p);
@@ -516,18 +524,6 @@ impl State<'_> {
             if !self.seen.insert((*o).clone()) {
                 return Err(format!("multiple rules generate {o}"));
             }
-        }
-        if self.whole_edges && rule == PHONY {
-            let mut all_ins = paths(self, &ins);
-            all_ins.extend(paths(self, &other_ins));
-            emit(&Edge {
-                rule: "phony",
-                outs: &all_outs,
-                ins: &all_ins,
-                command: "",
-                depfile: None,
-            });
-            return Ok(());
         }
         if wanted.is_empty() || rule == PHONY {
             return Ok(());
