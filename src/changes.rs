@@ -163,8 +163,11 @@ fn twins_and_copies(
         if (!same_name && !same_size) || ev.id_of(f) != Some(id) {
             continue; // not alike, or a file no unit lists
         }
+        // GCC compares a file only with files it marked once-only: a twin
+        // must hold `#pragma once` (the two are byte-identical, so both do).
         let alike = same_name || {
-            let mine = content.get_or_insert_with(|| std::fs::read(abs).ok());
+            let mine = content
+                .get_or_insert_with(|| std::fs::read(abs).ok().filter(|b| has_pragma_once(b)));
             matches!((mine, std::fs::read(f)), (Some(a), Ok(b)) if *a == b)
         };
         if alike {
@@ -172,6 +175,26 @@ fn twins_and_copies(
         }
     }
     out
+}
+
+/// Whether `bytes` hold a `#pragma once` directive (`#`, `pragma` and `once`
+/// separated by blanks only). A mention inside a comment or string counts
+/// too: a twin is assumed where GCC might skip one.
+pub fn has_pragma_once(bytes: &[u8]) -> bool {
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let mut rest = bytes;
+    while let Some(at) = rest.iter().position(|&b| b == b'#') {
+        let after = &rest[at + 1..];
+        let after = &after[after.iter().take_while(|b| blank(b)).count()..];
+        if let Some(tail) = after.strip_prefix(b"pragma") {
+            let n = tail.iter().take_while(|b| blank(b)).count();
+            if n > 0 && tail[n..].starts_with(b"once") {
+                return true;
+            }
+        }
+        rest = &rest[at + 1..];
+    }
+    false
 }
 
 /// Size first, then bytes; `false` when either cannot be read.
@@ -656,4 +679,18 @@ pub fn unclassified(raw: &[String], why: &str, code: Code) -> Vec<Changed> {
             read_by_configure: None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_pragma_once;
+
+    #[test]
+    fn pragma_once_is_found_with_any_blanks() {
+        assert!(has_pragma_once(b"// x\n#pragma once\nint a;\n"));
+        assert!(has_pragma_once(b"#  pragma\tonce\n"));
+        assert!(!has_pragma_once(b"#pragma\n once\n"));
+        assert!(!has_pragma_once(b"#ifndef X_H\n#define X_H\n#endif\n"));
+        assert!(!has_pragma_once(b"int main() { return 0; }\n"));
+    }
 }

@@ -1982,6 +1982,37 @@ fn oracle_class06_pragma_once_twin_synced_from_the_other_copy() {
     o.expect_subset(&["both", "only_b"]);
 }
 
+/// Two trivial test mains, byte-identical at HEAD and with one mtime (a
+/// fresh clone): GCC compares only once-only files (`#pragma once`), so
+/// neither is the other's twin, and a change to one selects its own test
+/// alone (issue 30, item 4; before, both were selected).
+#[test]
+fn precision_identical_mains_without_pragma_once_are_no_twins() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(ta a.cpp)\nadd_test(NAME t_a COMMAND ta)\n\
+         add_executable(tb b.cpp)\nadd_test(NAME t_b COMMAND tb)\n{BYSTANDER}"
+    );
+    let main = "int main() { return 0; }\n";
+    let o = Scenario::new("c30-identical-mains")
+        .file("CMakeLists.txt", &cmake)
+        .file("a.cpp", "int main() { return 1; }\n")
+        .file("b.cpp", main)
+        .with_bystander()
+        .edit("a.cpp", main)
+        .after_edits(|ctx| {
+            let t = filetime::FileTime::from_unix_time(
+                filetime::FileTime::now().unix_seconds() - 60,
+                0,
+            );
+            filetime::set_file_mtime(ctx.src.join("a.cpp"), t).unwrap();
+            filetime::set_file_mtime(ctx.src.join("b.cpp"), t).unwrap();
+        })
+        .fresh_head_build()
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_a"]);
+}
+
 // ============================================= class 7: alias outside the roots
 
 fn outside_alias_scenario(name: &str, with_direct_user: bool) -> Scenario {
@@ -4975,4 +5006,5 @@ on_ninja!(
     oracle_class29_incbin_through_the_assembler_search_path,
     oracle_class29_data_found_from_the_source_path_under_a_data_rule,
     oracle_class29_cleanup_test_output_read_by_a_later_test,
+    precision_identical_mains_without_pragma_once_are_no_twins,
 );
