@@ -100,9 +100,10 @@ pub struct Cli {
     /// --config), so CI fails fast; stdout and stderr are unchanged.
     #[arg(long)]
     pub fail_on_setup_error: bool,
-    /// With policy `build_config = "compare"`: the snapshot (`diff2test snapshot`) of the base
-    /// commit's build. Tests whose build-description fingerprint differs, and new tests, are
-    /// selected; a changed CMake script then costs only those.
+    /// The snapshot (`diff2test snapshot`) of the base commit's build; turns compare mode on
+    /// (unless the policy says build_config = "full"). When a CMake input changed, tests whose
+    /// build-description fingerprint differs, and new tests, are selected; a changed CMake
+    /// script then costs only those. Not read when no CMake input changed.
     #[arg(long, value_name = "FILE")]
     pub base_snapshot: Option<Utf8PathBuf>,
     /// Also write a value receipt (diff2test.receipt.v2 JSON) to FILE.

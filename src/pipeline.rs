@@ -27,7 +27,7 @@ use crate::ingest::ctest::Catalogue;
 use crate::ingest::depfile::DepEvidence;
 use crate::ingest::file_api::Codemodel;
 use crate::ingest::{self, Reader};
-use crate::policy::{BuildConfigMode, OpaqueMode, Policy};
+use crate::policy::{OpaqueMode, Policy};
 use crate::reach::TestReach;
 use crate::reason::{Code, Gap};
 use crate::request::Request;
@@ -95,8 +95,7 @@ fn analyse_evidence(
     let mut a = Analysis::new(&req.changed, policy);
     let mut d = Decision::default();
     // A snapshot (made, or compared with a base's) fingerprints the evidence as it is parsed.
-    let fingerprints = req.snapshot
-        || (a.policy.build_config == BuildConfigMode::Compare && req.base_snapshot.is_some());
+    let fingerprints = req.snapshot || (req.base_snapshot.is_some() && a.policy.compare_mode(true));
     let build_req = ingest::build::Request {
         source_dir: &req.source_dir,
         build_dir: &req.build_dir,
@@ -272,7 +271,14 @@ fn reach_and_changes(
     a.declarations.extend(uses);
     a.declarations.sort();
     a.declarations.dedup();
-    ev.base_snapshot = compare_base(req.base_snapshot.as_deref(), &a.policy, d);
+    // The snapshots decide CMake edits only: with none, a base snapshot is
+    // not read (one that would not match costs nothing).
+    let cmake_changed = a.changed.iter().any(|c| {
+        c.gap
+            .as_ref()
+            .is_some_and(|g| g.code == Code::ChangeBuildConfig)
+    });
+    ev.base_snapshot = compare_base(req.base_snapshot.as_deref(), &a.policy, cmake_changed, d);
     if ev.base_snapshot.is_some() {
         a.declarations.extend(declare::compare_mode(&mut a.changed));
         a.declarations.sort();

@@ -209,6 +209,9 @@ pub struct Policy {
     pub opaque: OpaqueMode,
     /// What a changed CMake script costs.
     pub build_config: BuildConfigMode,
+    /// Whether the policy sets `build_config` itself (an explicit `"full"`
+    /// keeps compare mode off even with `--base-snapshot`).
+    pub build_config_set: bool,
     /// Tests that always run, by exact name.
     pub always_tests: Vec<String>,
     /// Tests that always run, by CTest label.
@@ -228,6 +231,13 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// Whether CMake edits are decided by snapshots: `build_config =
+    /// "compare"`, or a `--base-snapshot` given (`with_snapshot`) and no
+    /// explicit `build_config = "full"`.
+    pub fn compare_mode(&self, with_snapshot: bool) -> bool {
+        self.build_config == BuildConfigMode::Compare || (with_snapshot && !self.build_config_set)
+    }
+
     /// The first boundary one of `spellings` (relative to the source root) falls under.
     pub fn boundary_for<'a>(
         &self,
@@ -379,6 +389,7 @@ pub fn load(explicit: Option<&str>, source_dir: &str) -> Result<Policy, String> 
             })
             .collect(),
         opaque: raw.opaque.unwrap_or_default(),
+        build_config_set: raw.build_config.is_some(),
         build_config: raw.build_config.unwrap_or_default(),
         always_tests: always.tests,
         always_labels: always.labels,

@@ -8,15 +8,18 @@ use crate::policy::{self, Policy};
 use crate::reason::{Code, Gap};
 use crate::{changes, ingest, paths, reach, snapshot, vcs};
 
-/// The base snapshot, when `build_config = "compare"` and `--base-snapshot`
-/// are both given and the file is a readable snapshot; a gap otherwise
-/// (no gap when compare mode is off).
+/// The base snapshot, when compare mode is on ([`Policy::compare_mode`]:
+/// `build_config = "compare"`, or `--base-snapshot` without an explicit
+/// `build_config = "full"`), a CMake input changed (`cmake_changed`;
+/// otherwise the snapshot is not needed, and not read) and the file is a
+/// readable snapshot; a gap otherwise (no gap when compare mode is off).
 pub(crate) fn compare_base(
     base_snapshot: Option<&str>,
     policy: &Policy,
+    cmake_changed: bool,
     decision: &mut Decision,
 ) -> Option<serde_json::Value> {
-    if policy.build_config != policy::BuildConfigMode::Compare {
+    if !policy.compare_mode(base_snapshot.is_some()) || !cmake_changed {
         return None;
     }
     let path = base_snapshot?;

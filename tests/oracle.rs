@@ -4557,6 +4557,19 @@ fn oracle_class29_cleanup_test_output_read_by_a_later_test() {
     o.expect_stderr(&["which no build step writes and selected test"]);
 }
 
+/// Issue 30, item 5: `--base-snapshot` alone turns compare mode on (no
+/// policy file), with the assumption printed.
+#[test]
+fn compare_mode_by_the_base_snapshot_flag_alone() {
+    let o = configure_reads_scenario("c30-compare-by-flag")
+        .against_base_snapshot()
+        .edit("include/x/version.h", "#define X_VERSION 2\n")
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_config", "t_direct"]);
+    o.expect_stderr(&["assume BUILD_CONFIG 1 (\"compare\")"]);
+}
+
 // ============== issue 29, class 4: declarations match exactly what they say
 
 /// `[[data]] tests = ["parser*"]` covers `parser/unicode`: test names are
@@ -5007,4 +5020,5 @@ on_ninja!(
     oracle_class29_data_found_from_the_source_path_under_a_data_rule,
     oracle_class29_cleanup_test_output_read_by_a_later_test,
     precision_identical_mains_without_pragma_once_are_no_twins,
+    compare_mode_by_the_base_snapshot_flag_alone,
 );
