@@ -27,6 +27,7 @@ pub mod report;
 pub mod request;
 pub mod select;
 pub mod snapshot;
+pub mod unreferenced;
 pub mod vcs;
 pub mod verdict;
 

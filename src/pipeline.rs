@@ -269,6 +269,17 @@ fn reach_and_changes(
     };
     ev.forced.extend(declared);
     a.declarations.extend(uses);
+    let (uses, gaps) = crate::unreferenced::apply(
+        &mut a.changed,
+        &a.policy,
+        &ev.graph,
+        cat_or_empty,
+        &ev.mappings,
+        &ev.reaches,
+        req.limits.max_file_bytes,
+    );
+    a.declarations.extend(uses);
+    d.extend(gaps);
     a.declarations.sort();
     a.declarations.dedup();
     // The snapshots decide CMake edits only: with none, a base snapshot is

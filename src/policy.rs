@@ -15,6 +15,8 @@
 //! paths = ["libs/net/**"]      # globs over changed paths relative to the source root
 //! require_labels = ["net"]
 //!
+//! unreferenced_paths = "skip"  # or "full" (default): a changed path nothing references
+//!
 //! # Declarations (assumptions the user adds to gain precision; each is named
 //! # on stderr and in the plan whenever a decision rests on it):
 //! [[boundary]]                 # paths no build step or test reads
@@ -55,6 +57,28 @@ impl BuildConfigMode {
     }
 }
 
+/// What a changed path no evidence knows costs (`unreferenced_paths`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnreferencedMode {
+    /// The full suite (`CHANGE_UNKNOWN`, contract behaviour).
+    #[default]
+    Full,
+    /// Skipped, under a printed assumption, when nothing in the evidence
+    /// references it (`src/unreferenced.rs`).
+    Skip,
+}
+
+impl UnreferencedMode {
+    /// The spelling used in the policy file and plans.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnreferencedMode::Full => "full",
+            UnreferencedMode::Skip => "skip",
+        }
+    }
+}
+
 /// What to do with a test that evidence cannot map or whose closure is opaque.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -87,6 +111,8 @@ struct RawPolicy {
     rule: Vec<RawRule>,
     #[serde(default)]
     build_config: Option<BuildConfigMode>,
+    #[serde(default)]
+    unreferenced_paths: Option<UnreferencedMode>,
     #[serde(default)]
     boundary: Vec<RawBoundary>,
     #[serde(default)]
@@ -212,6 +238,8 @@ pub struct Policy {
     /// Whether the policy sets `build_config` itself (an explicit `"full"`
     /// keeps compare mode off even with `--base-snapshot`).
     pub build_config_set: bool,
+    /// What a changed path no evidence knows costs.
+    pub unreferenced_paths: UnreferencedMode,
     /// Tests that always run, by exact name.
     pub always_tests: Vec<String>,
     /// Tests that always run, by CTest label.
@@ -390,6 +418,7 @@ pub fn load(explicit: Option<&str>, source_dir: &str) -> Result<Policy, String> 
             .collect(),
         opaque: raw.opaque.unwrap_or_default(),
         build_config_set: raw.build_config.is_some(),
+        unreferenced_paths: raw.unreferenced_paths.unwrap_or_default(),
         build_config: raw.build_config.unwrap_or_default(),
         always_tests: always.tests,
         always_labels: always.labels,

@@ -302,6 +302,7 @@ fn write_declarations(a: &Analysis, err: &mut Vec<u8>) {
             "boundary" => "BOUNDARY",
             "data" => "DATA",
             "build_config" => "BUILD_CONFIG",
+            "unreferenced_paths" => "UNREFERENCED_PATHS",
             _ => "SCRIPT",
         };
         let _ = writeln!(

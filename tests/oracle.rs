@@ -4570,6 +4570,94 @@ fn compare_mode_by_the_base_snapshot_flag_alone() {
     o.expect_stderr(&["assume BUILD_CONFIG 1 (\"compare\")"]);
 }
 
+// ============== issue 30, item 2: unreferenced_paths = "skip"
+
+const SKIP_UNREFERENCED: &str = "unreferenced_paths = \"skip\"\n";
+
+/// Documentation, CI files, a README a test reads, and a script that finds
+/// its expected output beside itself by a name it computes.
+fn unreferenced_scenario(name: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(contains contains.cpp)\n\
+         add_test(NAME t_readme COMMAND contains ${{CMAKE_CURRENT_SOURCE_DIR}}/README.md hello)\n\
+         add_executable(tool tool.cpp)\n\
+         add_executable(runner runner.cpp)\n\
+         add_test(NAME t_expected COMMAND runner ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/check.sh tool WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}})\n{BYSTANDER}"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("README.md", "hello\n")
+        .file("docs/guide.md", "# Guide\n")
+        .file(".github/workflows/ci.yml", "on: push\n")
+        .file("contains.cpp", FILE_CONTAINS_MAIN)
+        .file("tool.cpp", "#include <cstdio>\nint main() { std::puts(\"out-v1\"); }\n")
+        .file(
+            "tests/check.sh",
+            "#!/bin/sh\nd=$(dirname \"$0\")\n./$1 > \"$1.out\" && cmp \"$1.out\" \"$d/$1.expected\"\n",
+        )
+        .file("tests/tool.expected", "out-v1\n")
+        .file(
+            "runner.cpp",
+            "#include <cstdlib>\n#include <string>\n\
+             int main(int argc, char** argv) {\n\
+               if (argc < 3) return 2;\n\
+               return std::system((std::string(\"sh \") + argv[1] + \" \" + argv[2]).c_str()) == 0 ? 0 : 1;\n\
+             }\n",
+        )
+        .with_bystander()
+}
+
+/// A docs change and a CI-file change: nothing references them, so with the
+/// mode they are skipped (an empty subset, the assumption printed); without
+/// it they cost the whole suite.
+#[test]
+fn unreferenced_docs_and_ci_files_are_skipped_only_with_the_mode() {
+    let o = unreferenced_scenario("c30-unref-docs")
+        .policy(SKIP_UNREFERENCED)
+        .edit("docs/guide.md", "# Guide, v2\n")
+        .edit(".github/workflows/ci.yml", "on: [push, pull_request]\n")
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_exact_subset(&[]);
+    o.expect_stderr(&["assume UNREFERENCED_PATHS 1 (\"skip\"): docs/guide.md"]);
+    let o = unreferenced_scenario("c30-unref-docs-default")
+        .edit("docs/guide.md", "# Guide, v2\n")
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
+}
+
+/// A README a test reads is referenced: never skipped.
+#[test]
+fn unreferenced_mode_never_skips_a_readme_a_test_reads() {
+    let o = unreferenced_scenario("c30-unref-readme")
+        .policy(SKIP_UNREFERENCED)
+        .edit("README.md", "bye\n")
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
+    o.expect_stderr(&["test \"t_readme\" names"]);
+}
+
+/// An expected-output file a script finds beside itself by a name it
+/// computes (`$(dirname "$0")/$1.expected`): the script's directory is
+/// referenced, so the file is never skipped.
+#[test]
+fn unreferenced_mode_never_skips_what_a_script_finds_beside_itself() {
+    let o = unreferenced_scenario("c30-unref-expected")
+        .policy(SKIP_UNREFERENCED)
+        .edit("tests/tool.expected", "out-v2\n")
+        .run();
+    o.assert_oracle();
+    assert!(
+        o.changed_results().contains("t_expected"),
+        "precondition: the script's result changed\n{}",
+        o.report()
+    );
+    o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
+    o.expect_stderr(&["finds files relative to itself"]);
+}
+
 // ============== issue 29, class 4: declarations match exactly what they say
 
 /// `[[data]] tests = ["parser*"]` covers `parser/unicode`: test names are
@@ -5021,4 +5109,7 @@ on_ninja!(
     oracle_class29_cleanup_test_output_read_by_a_later_test,
     precision_identical_mains_without_pragma_once_are_no_twins,
     compare_mode_by_the_base_snapshot_flag_alone,
+    unreferenced_docs_and_ci_files_are_skipped_only_with_the_mode,
+    unreferenced_mode_never_skips_a_readme_a_test_reads,
+    unreferenced_mode_never_skips_what_a_script_finds_beside_itself,
 );

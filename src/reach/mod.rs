@@ -74,7 +74,7 @@ pub use flow::{data_flow, flow_groups, Flow};
 pub use loaded::{loaded_by_bytes, Loaded};
 pub use lookup::Lookup;
 pub use named::TestReach;
-pub use sourced::{sourced_by_bytes, Sourced};
+pub use sourced::{sourced_by_bytes, Holdings, Sourced};
 
 use channel::{working_dirs, Channel, Joined, TestCx};
 use named::Named;

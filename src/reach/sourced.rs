@@ -142,3 +142,68 @@ pub fn sourced_by_bytes(
     gaps.dedup_by(|a, b| a.detail == b.detail);
     (out, gaps)
 }
+
+/// What the run-time bytes of every binary the mapped tests run or load
+/// hold (each binary scanned once): for `unreferenced_paths = "skip"`.
+pub struct Holdings {
+    binaries: Vec<(String, Held)>,
+    /// Binaries that could not be read (nothing may then be skipped).
+    pub gaps: Vec<Gap>,
+}
+
+impl Holdings {
+    /// Scans the closure binaries of every mapped test.
+    pub fn scan(graph: &Graph<'_>, mappings: &[TestMapping], max_bytes: u64) -> Self {
+        let model = graph.model();
+        let mut direct: Vec<usize> = mappings
+            .iter()
+            .filter_map(|m| match m {
+                TestMapping::Mapped { direct } => Some(direct.iter().copied()),
+                TestMapping::Unmapped(_) => None,
+            })
+            .flatten()
+            .collect();
+        direct.sort_unstable();
+        direct.dedup();
+        let mut binaries = Vec::new();
+        let mut gaps = Vec::new();
+        let mut seen: FastSet<&str> = FastSet::default();
+        for t in graph.closure(&direct) {
+            for a in &model.targets[t].artifacts {
+                if !seen.insert(a.as_str()) {
+                    continue;
+                }
+                match runtime_bytes(a, max_bytes) {
+                    Ok(b) => binaries.push((a.clone(), held(&b, &model.source_root))),
+                    Err(_) if std::fs::metadata(a).is_err() => {}
+                    Err(e) => gaps.push(Gap::new(
+                        Code::ChangeUnknown,
+                        format!("{a} cannot be read to see which names it holds: {e}"),
+                    )),
+                }
+            }
+        }
+        binaries.sort_by(|a, b| a.0.cmp(&b.0));
+        Holdings { binaries, gaps }
+    }
+
+    /// The first binary that holds `abs`'s file name, or a source path
+    /// whose directory holds `abs` (it may find files below its own source
+    /// directory by computed names), in words.
+    pub fn referencing(&self, abs: &str, build_root: &str, source_root: &str) -> Option<String> {
+        let name = abs.rsplit('/').next().unwrap_or(abs);
+        for (a, h) in &self.binaries {
+            let a = paths::relative_to(a, build_root);
+            if h.names.contains(name) {
+                return Some(format!("{a} holds its file name {name}"));
+            }
+            if let Some(d) = h.dirs.iter().find(|d| paths::is_within(abs, d)) {
+                return Some(format!(
+                    "{a} holds source path {}/… (as __FILE__ does): it may find files below that directory",
+                    paths::relative_to(d, source_root)
+                ));
+            }
+        }
+        None
+    }
+}

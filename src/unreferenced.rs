@@ -1,0 +1,185 @@
+//! `unreferenced_paths = "skip"`: a changed path that no evidence knows (not
+//! dependency evidence, not a CMake input, not read by a custom command) is
+//! skipped, under a printed and recorded assumption, only when nothing in the
+//! evidence references it:
+//! - no test's texts (command, environment, working directory aside, named
+//!   files, the scripts it runs, configure-written files it names) name it
+//!   or a directory holding it;
+//! - no script a test runs finds files relative to itself (`$(dirname "$0")`,
+//!   `${BASH_SOURCE%/*}`, `os.path.dirname(__file__)`, `CMAKE_CURRENT_LIST_DIR`,
+//!   …) from a directory holding it;
+//! - no binary a test runs or loads holds its file name, or a source path
+//!   (`__FILE__`) whose directory holds it;
+//! - no source-tree CMake input holds its file name as a word (what
+//!   configure reads with `file()` is build configuration already, and a
+//!   configure-time copy a test names is one of its texts).
+//!
+//! Anything else keeps `CHANGE_UNKNOWN`, with the referencing evidence named.
+
+use crate::changes::{Changed, Class};
+use crate::declare::Use;
+use crate::fasthash::FastSet;
+use crate::graph::{Graph, TestMapping};
+use crate::ingest::ctest::Catalogue;
+use crate::paths;
+use crate::policy::{Declared, Policy, UnreferencedMode};
+use crate::reach::{Holdings, TestReach};
+use crate::reason::{Code, Gap};
+
+/// The assumption, as printed and recorded.
+pub const WHY: &str = "unreferenced_paths = \"skip\": a changed path that no test text, script, binary, CMake input or custom command references is read by no build step and no test";
+
+/// Idioms by which a script finds files relative to itself.
+const SELF_LOCATING: &[&str] = &[
+    "dirname \"$0\"",
+    "dirname $0",
+    "dirname -- \"$0\"",
+    "${0%/*}",
+    "BASH_SOURCE",
+    "dirname(__file__)",
+    "Path(__file__)",
+    "__file__",
+    "CMAKE_CURRENT_LIST_DIR",
+    "CMAKE_CURRENT_LIST_FILE",
+    "FindBin",
+    "$Bin",
+    "__dir__",
+    "__FILE__",
+];
+
+/// Applies the mode to `changed`; returns the uses of the assumption and
+/// the gaps that forbid applying it at all (an unreadable binary).
+#[allow(clippy::too_many_arguments)]
+pub fn apply(
+    changed: &mut [Changed],
+    policy: &Policy,
+    graph: &Graph<'_>,
+    catalogue: &Catalogue,
+    mappings: &[TestMapping],
+    reaches: &[TestReach],
+    max_bytes: u64,
+) -> (Vec<Use>, Vec<Gap>) {
+    let open = |c: &Changed| {
+        c.class == Class::Unresolved
+            && !c.abs.is_empty()
+            && c.gap
+                .as_ref()
+                .is_some_and(|g| g.code == Code::ChangeUnknown)
+    };
+    if policy.unreferenced_paths != UnreferencedMode::Skip || !changed.iter().any(open) {
+        return (Vec::new(), Vec::new());
+    }
+    let model = graph.model();
+    let holdings = Holdings::scan(graph, mappings, max_bytes);
+    if !holdings.gaps.is_empty() {
+        return (Vec::new(), holdings.gaps);
+    }
+    let cmake_words = cmake_words(model, max_bytes);
+    let mut script_dirs: Vec<(String, String)> = Vec::new(); // (dir, script)
+    let mut seen: FastSet<&str> = FastSet::default();
+    for r in reaches {
+        for s in &r.source {
+            if seen.insert(s.as_str()) && self_locating(s, max_bytes) {
+                if let Some((dir, _)) = s.rsplit_once('/') {
+                    script_dirs.push((dir.to_owned(), s.clone()));
+                }
+            }
+        }
+    }
+    let mut uses = Vec::new();
+    for c in changed.iter_mut().filter(|c| open(c)) {
+        let rel = paths::relative_to(&c.abs, &model.source_root);
+        let by_text = catalogue.tests.iter().zip(reaches).find_map(|(t, r)| {
+            crate::select::names_changed(r, c).map(|why| format!("test {:?} {why}", t.name))
+        });
+        let by_script = || {
+            script_dirs
+                .iter()
+                .find(|(d, _)| paths::is_within(&c.abs, d))
+                .map(|(_, s)| {
+                    format!(
+                        "{} finds files relative to itself, from a directory holding it",
+                        paths::relative_to(s, &model.source_root)
+                    )
+                })
+        };
+        let by_binary = || holdings.referencing(&c.abs, &model.build_root, &model.source_root);
+        let by_cmake = || {
+            let name = rel.rsplit('/').next().unwrap_or(&rel);
+            cmake_words
+                .contains(name)
+                .then(|| format!("a CMake input holds its file name {name:?}"))
+        };
+        let referenced = by_text
+            .or_else(by_script)
+            .or_else(by_binary)
+            .or_else(by_cmake);
+        match referenced {
+            Some(why) => {
+                c.evidence = format!("{}; not skipped by unreferenced_paths: {why}", c.evidence);
+                if let Some(g) = &mut c.gap {
+                    g.detail = format!("{} (referenced: {why})", g.detail);
+                }
+            }
+            None => {
+                let d = Declared {
+                    kind: "unreferenced_paths",
+                    rule: 1,
+                    matched: "skip".into(),
+                    why: WHY.into(),
+                };
+                c.gap = None;
+                c.evidence =
+                    "no evidence references it: skipped by unreferenced_paths = \"skip\"".into();
+                uses.push(Use {
+                    declared: d.clone(),
+                    subject: c.display.clone(),
+                });
+                c.declared = Some(d);
+            }
+        }
+    }
+    (uses, Vec::new())
+}
+
+/// Whether the file at `path` is a script that finds files relative to itself.
+fn self_locating(path: &str, max_bytes: u64) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.len() <= max_bytes => {}
+        _ => return false,
+    }
+    std::fs::read(path).is_ok_and(|b| {
+        let text = String::from_utf8_lossy(&b);
+        SELF_LOCATING.iter().any(|i| text.contains(i))
+    })
+}
+
+/// Every word (a run of file-name bytes) of the source-tree CMake inputs.
+fn cmake_words(model: &crate::ingest::file_api::Codemodel, max_bytes: u64) -> FastSet<String> {
+    let mut out = FastSet::default();
+    for input in model.cmake_inputs.iter().flatten() {
+        if !paths::is_within(input, &model.source_root)
+            || paths::is_within(input, &model.build_root)
+        {
+            continue;
+        }
+        let Ok(m) = std::fs::metadata(input) else {
+            continue;
+        };
+        if m.len() > max_bytes {
+            continue;
+        }
+        let Ok(b) = std::fs::read(input) else {
+            continue;
+        };
+        let name = |b: u8| {
+            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-' | b'~' | b'@' | b'#')
+        };
+        for w in b.split(|&x| !name(x)) {
+            if !w.is_empty() {
+                out.insert(String::from_utf8_lossy(w).into_owned());
+            }
+        }
+    }
+    out
+}
