@@ -42,7 +42,13 @@ pub struct Use {
     pub subject: String,
 }
 
-/// Maps scripted tests by their `[[script]]` rule. Returns the uses, and
+/// The assumption `scripts = "scan"` rests on.
+pub const SCAN_WHY: &str = "scripts = \"scan\": the scripts run only what they name";
+
+/// Maps scripted tests by their `[[script]]` rule (target names may be
+/// templates: `{test}` is the test's name), and with `scripts = "scan"` a
+/// test that runs a source-tree script no rule covers, to the targets whose
+/// artifacts its scripts name (none named: it stays unmapped). Returns the uses, and
 /// per test the script files (absolute, folded) it runs. An unknown target
 /// name in a rule is a usage error.
 pub fn map_scripts(
@@ -54,11 +60,13 @@ pub fn map_scripts(
 ) -> Result<(Vec<Use>, Vec<Vec<String>>), String> {
     let mut uses = Vec::new();
     let mut scripts = vec![Vec::new(); catalogue.tests.len()];
-    if policy.scripts.is_empty() {
+    let scan = policy.scripts_mode == crate::policy::ScriptsMode::Scan;
+    if policy.scripts.is_empty() && !scan {
         return Ok((uses, scripts));
     }
     for (ri, rule) in policy.scripts.iter().enumerate() {
-        for t in &rule.targets {
+        // A template ("{test}") names a target per test: checked per test.
+        for t in rule.targets.iter().filter(|t| !t.contains("{test}")) {
             if !model.targets.iter().any(|m| &m.name == t) {
                 return Err(format!(
                     "policy [[script]] {} names target {t:?}, which is not in the codemodel",
@@ -74,17 +82,34 @@ pub fn map_scripts(
         if gap.code != Code::TestCommandUnmapped {
             continue;
         }
-        let Some((ri, declared)) = policy.script_for(&test.name) else {
-            continue;
+        let (declared, mut direct, from_script) = match policy.script_for(&test.name) {
+            Some((ri, declared)) => {
+                let rule = &policy.scripts[ri];
+                let direct: Vec<usize> = rule
+                    .targets
+                    .iter()
+                    .map(|n| n.replace("{test}", &test.name))
+                    .filter_map(|n| model.targets.iter().position(|t| t.name == n))
+                    .collect();
+                (declared, direct, rule.targets_from_script)
+            }
+            None if scan => (
+                crate::policy::Declared {
+                    kind: "scripts",
+                    rule: 1,
+                    matched: "scan".into(),
+                    why: SCAN_WHY.into(),
+                },
+                Vec::new(),
+                true,
+            ),
+            None => continue,
         };
-        let rule = &policy.scripts[ri];
-        let mut direct: Vec<usize> = rule
-            .targets
-            .iter()
-            .filter_map(|n| model.targets.iter().position(|t| &t.name == n))
-            .collect();
         let (found, files) = lookup.script_targets(test);
-        if rule.targets_from_script {
+        if scan && declared.kind == "scripts" && files.is_empty() {
+            continue; // it runs no source-tree script: not a scripted test
+        }
+        if from_script {
             direct.extend(found);
         }
         direct.sort_unstable();

@@ -16,6 +16,7 @@
 //! require_labels = ["net"]
 //!
 //! unreferenced_paths = "skip"  # or "full" (default): a changed path nothing references
+//! scripts = "scan"             # or "off" (default): map scripted tests to what their scripts name
 //!
 //! # Declarations (assumptions the user adds to gain precision; each is named
 //! # on stderr and in the plan whenever a decision rests on it):
@@ -29,7 +30,7 @@
 //! why = "parser fixtures"
 //! [[script]]                   # tests run through a script or interpreter
 //! tests = ["test*.test"]       # test-name patterns
-//! targets = ["test1"]          # what they run (target names), and/or
+//! targets = ["test1"]          # what they run (target names; "{test}" is the test's name), and/or
 //! targets_from_script = true   # the targets whose artifacts the script files name
 //! why = "each script runs the program of its name"
 //! ```
@@ -67,6 +68,29 @@ pub enum UnreferencedMode {
     /// Skipped, under a printed assumption, when nothing in the evidence
     /// references it (`src/unreferenced.rs`).
     Skip,
+}
+
+/// How tests run through a script are mapped without a `[[script]]` rule
+/// (`scripts`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScriptsMode {
+    /// Not mapped (`TEST_COMMAND_UNMAPPED`, contract behaviour).
+    #[default]
+    Off,
+    /// Mapped to the targets whose artifacts its scripts name, under the
+    /// printed assumption "the scripts run only what they name".
+    Scan,
+}
+
+impl ScriptsMode {
+    /// The spelling used in the policy file and plans.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScriptsMode::Off => "off",
+            ScriptsMode::Scan => "scan",
+        }
+    }
 }
 
 impl UnreferencedMode {
@@ -113,6 +137,8 @@ struct RawPolicy {
     build_config: Option<BuildConfigMode>,
     #[serde(default)]
     unreferenced_paths: Option<UnreferencedMode>,
+    #[serde(default)]
+    scripts: Option<ScriptsMode>,
     #[serde(default)]
     boundary: Vec<RawBoundary>,
     #[serde(default)]
@@ -240,6 +266,8 @@ pub struct Policy {
     pub build_config_set: bool,
     /// What a changed path no evidence knows costs.
     pub unreferenced_paths: UnreferencedMode,
+    /// How scripted tests without a `[[script]]` rule are mapped.
+    pub scripts_mode: ScriptsMode,
     /// Tests that always run, by exact name.
     pub always_tests: Vec<String>,
     /// Tests that always run, by CTest label.
@@ -419,6 +447,7 @@ pub fn load(explicit: Option<&str>, source_dir: &str) -> Result<Policy, String> 
         opaque: raw.opaque.unwrap_or_default(),
         build_config_set: raw.build_config.is_some(),
         unreferenced_paths: raw.unreferenced_paths.unwrap_or_default(),
+        scripts_mode: raw.scripts.unwrap_or_default(),
         build_config: raw.build_config.unwrap_or_default(),
         always_tests: always.tests,
         always_labels: always.labels,

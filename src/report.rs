@@ -303,6 +303,7 @@ fn write_declarations(a: &Analysis, err: &mut Vec<u8>) {
             "data" => "DATA",
             "build_config" => "BUILD_CONFIG",
             "unreferenced_paths" => "UNREFERENCED_PATHS",
+            "scripts" => "SCRIPTS",
             _ => "SCRIPT",
         };
         let _ = writeln!(

@@ -4658,6 +4658,132 @@ fn unreferenced_mode_never_skips_what_a_script_finds_beside_itself() {
     o.expect_stderr(&["finds files relative to itself"]);
 }
 
+// ============== issue 30, item 7: outputs of earlier test runs
+
+/// A CI runner that keeps its build tree lists the catalogue after the
+/// previous ctest run: the files that run's tests wrote are older than the
+/// catalogue. ctest's `Testing/Temporary/LastTest.log` says when that run
+/// started and ended; a build-tree file written inside it, by no build
+/// step, is a test output (before: `TEST_READS_UNKNOWN_BUILD_FILE`, the
+/// whole suite).
+#[test]
+fn precision_outputs_of_the_last_ctest_run_are_test_outputs() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(writer writer.cpp)\n\
+         add_test(NAME t_w COMMAND writer ${{CMAKE_BINARY_DIR}}/out/result.txt)\n{BYSTANDER}"
+    );
+    let writer = |ok: u32| {
+        format!(
+            "#include <filesystem>\n#include <fstream>\n\
+             int main(int, char** argv) {{\n\
+               std::filesystem::create_directories(std::filesystem::path(argv[1]).parent_path());\n\
+               std::ofstream(argv[1]) << \"result\\n\";\n\
+               return {ok};\n}}\n",
+            ok = 1 - ok
+        )
+    };
+    let o = Scenario::new("c30-last-test-run")
+        .file("CMakeLists.txt", &cmake)
+        .file("writer.cpp", &writer(1))
+        .with_bystander()
+        .edit("writer.cpp", &writer(0))
+        // The catalogue listed again after the HEAD suite ran, as the next
+        // job of a runner that keeps its tree would.
+        .after_head_build(|ctx| write_catalogue(&ctx.build, &ctx.build, ctx.config))
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_w"]);
+}
+
+// ============== issue 30, item 3: scripted tests mapped by `scripts = "scan"`
+
+const SCRIPTS_SCAN: &str = "scripts = \"scan\"\n";
+
+fn tool(name: &str, v: u32) -> String {
+    format!("#include <cstdio>\nint main() {{ std::puts(\"{name}-v{v}\"); }}\n")
+}
+
+/// Three tests, each run through a source-tree script of another
+/// interpreter (sh, python3, cmake -P) that runs one tool by name.
+fn scan_scenario(name: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(tool_a tool_a.cpp)\nadd_executable(tool_b tool_b.cpp)\nadd_executable(tool_c tool_c.cpp)\n\
+         add_test(NAME t_sh COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/run_a.sh WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}})\n\
+         add_test(NAME t_py COMMAND python3 ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/run_b.py WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}})\n\
+         add_test(NAME t_cmake COMMAND ${{CMAKE_COMMAND}} -P ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/run_c.cmake WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}})\n{BYSTANDER}"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("tool_a.cpp", &tool("a", 1))
+        .file("tool_b.cpp", &tool("b", 1))
+        .file("tool_c.cpp", &tool("c", 1))
+        .file("tests/run_a.sh", "#!/bin/sh\n./tool_a | grep -q a-v1\n")
+        .file(
+            "tests/run_b.py",
+            "import subprocess, sys\nout = subprocess.run(['./tool_b'], capture_output=True).stdout\nsys.exit(0 if b'b-v1' in out else 1)\n",
+        )
+        .file(
+            "tests/run_c.cmake",
+            "execute_process(COMMAND ./tool_c OUTPUT_VARIABLE o)\nif(NOT o MATCHES \"c-v1\")\n  message(FATAL_ERROR \"got ${o}\")\nendif()\n",
+        )
+        .with_bystander()
+        .policy(SCRIPTS_SCAN)
+}
+
+#[test]
+fn scripts_scan_maps_each_interpreter_kind_to_what_its_script_runs() {
+    for (edit, want) in [
+        ("tool_a.cpp", "t_sh"),
+        ("tool_b.cpp", "t_py"),
+        ("tool_c.cpp", "t_cmake"),
+    ] {
+        let letter = &edit[5..6];
+        let o = scan_scenario(&format!("c30-scan-{letter}"))
+            .edit(edit, &tool(letter, 2))
+            .run();
+        o.assert_oracle();
+        assert!(
+            o.changed_results().contains(want),
+            "precondition\n{}",
+            o.report()
+        );
+        o.expect_exact_subset(&[want]);
+        o.expect_stderr(&["assume SCRIPTS 1 (\"scan\")"]);
+    }
+    // A script file is a dependency of its test.
+    let o = scan_scenario("c30-scan-script")
+        .edit(
+            "tests/run_b.py",
+            "import subprocess, sys\nout = subprocess.run(['./tool_b'], capture_output=True).stdout\nsys.exit(0 if b'b-v9' in out else 1)\n",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_py"]);
+}
+
+/// A script that runs a program by a name it computes names no artifact:
+/// the scan does not map it (the whole suite), without the mode either.
+#[test]
+fn scripts_scan_does_not_map_a_script_that_runs_a_computed_name() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(tool_d tool_d.cpp)\n\
+         add_test(NAME t_computed COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/run_d.sh WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}})\n{BYSTANDER}"
+    );
+    let o = Scenario::new("c30-scan-computed")
+        .file("CMakeLists.txt", &cmake)
+        .file("tool_d.cpp", &tool("d", 1))
+        .file(
+            "tests/run_d.sh",
+            "#!/bin/sh\nn=tool\n\"./${n}_d\" | grep -q d-v1\n",
+        )
+        .with_bystander()
+        .policy(SCRIPTS_SCAN)
+        .edit("tool_d.cpp", &tool("d", 2))
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "TEST_COMMAND_UNMAPPED");
+}
+
 // ============== issue 29, class 4: declarations match exactly what they say
 
 /// `[[data]] tests = ["parser*"]` covers `parser/unicode`: test names are
@@ -5112,4 +5238,7 @@ on_ninja!(
     unreferenced_docs_and_ci_files_are_skipped_only_with_the_mode,
     unreferenced_mode_never_skips_a_readme_a_test_reads,
     unreferenced_mode_never_skips_what_a_script_finds_beside_itself,
+    precision_outputs_of_the_last_ctest_run_are_test_outputs,
+    scripts_scan_maps_each_interpreter_kind_to_what_its_script_runs,
+    scripts_scan_does_not_map_a_script_that_runs_a_computed_name,
 );

@@ -22,7 +22,8 @@ pub(super) enum Kind {
     ConfigureTime,
     /// A file written after configure and before the catalogue was listed.
     BuildTime,
-    /// A file written after the catalogue was listed (a test's own output).
+    /// A file written after the catalogue was listed, or during the last
+    /// recorded ctest run (a test's own output).
     AfterListing,
 }
 
@@ -43,6 +44,10 @@ pub struct Lookup<'g, 'm> {
     pub(super) plugins: Vec<bool>,
     /// Modification time of the catalogue (test outputs are newer).
     pub(super) listed: Option<SystemTime>,
+    /// When the last ctest run in the build tree started and ended: the
+    /// creation and modification times of `Testing/Temporary/LastTest.log`,
+    /// which ctest creates anew when a run starts and writes until it ends.
+    pub(super) test_run: Option<(SystemTime, SystemTime)>,
     pub(super) stat_cache: std::cell::RefCell<FastMap<String, Kind>>,
     /// What each named build-tree directory holds that no artifact or
     /// output explains (`Lookup::unexplained_in`, in `dirs`), walked once.
@@ -72,6 +77,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
         let sorted_loadable = sorted_loadable(graph);
         let plugins = plugin_like(graph);
         let odd_names = odd_names(graph.artifact_names());
+        let test_run = last_test_run(model);
         Lookup {
             graph,
             model,
@@ -81,6 +87,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
             odd_names,
             plugins,
             listed,
+            test_run,
             stat_cache: Default::default(),
             dir_cache: Default::default(),
         }
@@ -98,6 +105,11 @@ impl<'g, 'm> Lookup<'g, 'm> {
                 match (t, self.model.reply_time, self.listed) {
                     (Some(t), Some(r), _) if t <= r => Kind::ConfigureTime,
                     (Some(t), _, Some(l)) if t > l => Kind::AfterListing,
+                    (Some(t), _, _)
+                        if self.test_run.is_some_and(|(from, to)| from < t && t <= to) =>
+                    {
+                        Kind::AfterListing
+                    }
                     _ => Kind::BuildTime,
                 }
             }
@@ -124,6 +136,28 @@ impl<'g, 'm> Lookup<'g, 'm> {
     pub(super) fn modules_under<'a>(&'a self, dir: &'a str) -> Vec<(usize, &'a str)> {
         modules_below(self.model, &self.sorted_loadable, &self.plugins, dir)
     }
+}
+
+/// The last recorded ctest run of the build tree, as a window a test's
+/// output may have been written in: from when `Testing/Temporary/LastTest.log`
+/// was created (ctest creates it anew a few milliseconds after a run starts:
+/// one second earlier, for the tests it started first), but not before the
+/// newest artifact of the build (the build ran before the tests), to when it
+/// was last written (as the run ends). `None` without the log or a creation
+/// time (a file system that keeps none).
+fn last_test_run(model: &Codemodel) -> Option<(SystemTime, SystemTime)> {
+    let log = format!("{}/Testing/Temporary/LastTest.log", model.build_root);
+    let m = std::fs::metadata(log).ok()?;
+    let (created, to) = (m.created().ok()?, m.modified().ok()?);
+    let mut from = created.checked_sub(std::time::Duration::from_secs(1))?;
+    for t in &model.targets {
+        for a in &t.artifacts {
+            if let Some(built) = std::fs::metadata(a).and_then(|m| m.modified()).ok() {
+                from = from.max(built);
+            }
+        }
+    }
+    (from < to).then_some((from, to))
 }
 
 /// Files under a named directory that a program could load or run (ELF

@@ -82,13 +82,31 @@ impl Lookup<'_, '_> {
         files.sort();
         files.dedup();
         let mut named = Named::default();
-        for f in &files {
-            if let Ok(bytes) = crate::ingest::read_capped(f, 16 << 20) {
+        // The files they name in turn (`source`/`.`/`include()`d scripts,
+        // followed while named literally), up to a bound.
+        let mut at = 0;
+        while at < files.len() && files.len() <= 256 {
+            let f = files[at].clone();
+            at += 1;
+            if let Ok(bytes) = crate::ingest::read_capped(&f, 16 << 20) {
                 let text = String::from_utf8_lossy(&bytes);
                 let dir = f.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-                self.scan_text(&text, wd.or(Some(dir)), false, &mut named);
+                let mut here = Named::default();
+                self.scan_text(&text, wd.or(Some(dir)), false, &mut here);
+                if wd.is_some() {
+                    // Relative to the script's own directory too.
+                    self.scan_text(&text, Some(dir), false, &mut here);
+                }
+                for p in &here.source {
+                    if !files.contains(p) && std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
+                        files.push(p.clone());
+                    }
+                }
+                named.absorb(&here);
             }
         }
+        files.sort();
+        files.dedup();
         let mut targets: Vec<usize> = named.targets.into_iter().map(|(t, _)| t).collect();
         targets.sort_unstable();
         targets.dedup();

@@ -163,7 +163,7 @@ pub fn plan(a: &Analysis, req: &Request) -> Value {
             "build_dir": req.build_dir,
             "config": req.config,
             "evidence": evidence,
-            "policy": {"source": a.policy.source, "identity": a.policy.identity, "opaque": a.policy.opaque.as_str(), "build_config": a.policy.build_config.as_str(), "unreferenced_paths": a.policy.unreferenced_paths.as_str()},
+            "policy": {"source": a.policy.source, "identity": a.policy.identity, "opaque": a.policy.opaque.as_str(), "build_config": a.policy.build_config.as_str(), "unreferenced_paths": a.policy.unreferenced_paths.as_str(), "scripts": a.policy.scripts_mode.as_str()},
         },
         "affected": {
             "translation_units": a.affected_units,
