@@ -34,6 +34,8 @@ pub struct Analysis {
     pub flow_groups: std::collections::BTreeMap<String, String>,
     /// `diff2test snapshot`: the snapshot, when the evidence was complete.
     pub snapshot: Option<serde_json::Value>,
+    /// `diff2test init`: the starter policy's text.
+    pub init: Option<String>,
 }
 
 impl Analysis {
@@ -55,6 +57,7 @@ impl Analysis {
             declarations: Vec::new(),
             flow_groups: Default::default(),
             snapshot: None,
+            init: None,
         }
     }
 

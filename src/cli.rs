@@ -211,6 +211,71 @@ struct SnapshotCli {
     policy: Option<Utf8PathBuf>,
 }
 
+/// `diff2test init`: a starter policy from the build's evidence.
+#[derive(Parser, Debug)]
+#[command(
+    name = "diff2test init",
+    version = VERSION,
+    about = "Write a commented starter diff2test.toml derived from the build's evidence and the source tree, each suggestion with the evidence behind it, for you to review",
+    after_help = "Exit codes: 0 written, 2 USAGE_ERROR (an --output file that exists without --force)."
+)]
+struct InitCli {
+    /// Top source directory the build was configured from.
+    #[arg(long, value_name = "SRC", required = true)]
+    source_dir: Option<Utf8PathBuf>,
+    /// Top build directory.
+    #[arg(long, value_name = "BUILD", required = true)]
+    build_dir: Option<Utf8PathBuf>,
+    /// Output of `ctest --show-only=json-v1`, run in BUILD.
+    #[arg(long, value_name = "FILE", required = true)]
+    ctest_json: Option<Utf8PathBuf>,
+    /// The dependency list (as for a selection run).
+    #[arg(long, value_name = "FILE", required = true)]
+    dep_list: Option<Utf8PathBuf>,
+    /// Configuration (multi-config generators).
+    #[arg(long, value_name = "NAME")]
+    config: Option<String>,
+    /// Write the policy to FILE instead of stdout (never over an existing file without --force).
+    #[arg(long, value_name = "FILE")]
+    output: Option<Utf8PathBuf>,
+    /// Overwrite an existing --output file.
+    #[arg(long)]
+    force: bool,
+}
+
+fn parse_init(mut args: Vec<OsString>) -> Result<Parsed, String> {
+    args.remove(1);
+    let s = match InitCli::try_parse_from(args) {
+        Ok(s) => s,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    Ok(Parsed::Info(e.to_string()))
+                }
+                _ => Err(clap_message(&e.to_string())),
+            };
+        }
+    };
+    if let Some(o) = &s.output {
+        if o.exists() && !s.force {
+            return Err(format!(
+                "--output {o}: the file exists; pass --force to overwrite it"
+            ));
+        }
+    }
+    let snapshot = SnapshotCli {
+        source_dir: s.source_dir,
+        build_dir: s.build_dir,
+        ctest_json: s.ctest_json,
+        dep_list: s.dep_list,
+        config: s.config,
+        output: s.output,
+        policy: None,
+    };
+    request_of(snapshot, true)
+}
+
 fn parse_snapshot(mut args: Vec<OsString>) -> Result<Parsed, String> {
     args.remove(1);
     let s = match SnapshotCli::try_parse_from(args) {
@@ -225,6 +290,11 @@ fn parse_snapshot(mut args: Vec<OsString>) -> Result<Parsed, String> {
             };
         }
     };
+    request_of(s, false)
+}
+
+/// The request of `diff2test snapshot` (or, `init`, of `diff2test init`).
+fn request_of(s: SnapshotCli, init: bool) -> Result<Parsed, String> {
     let source_dir = dir("--source-dir", s.source_dir)?;
     Ok(Parsed::Run(Box::new(Request {
         build_dir: dir("--build-dir", s.build_dir)?,
@@ -248,7 +318,8 @@ fn parse_snapshot(mut args: Vec<OsString>) -> Result<Parsed, String> {
             .transpose()?,
         shard: None,
         fail_on_setup_error: false,
-        snapshot: true,
+        snapshot: !init,
+        init,
         base_snapshot: None,
         base_commit: None,
         edited: Default::default(),
@@ -291,6 +362,9 @@ fn clap_message(text: &str) -> String {
 pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String> {
     if args.get(1).is_some_and(|a| a == "snapshot") {
         return parse_snapshot(args);
+    }
+    if args.get(1).is_some_and(|a| a == "init") {
+        return parse_init(args);
     }
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
@@ -431,6 +505,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         shard,
         fail_on_setup_error: cli.fail_on_setup_error,
         snapshot: false,
+        init: false,
         base_commit,
         edited,
         base_snapshot: cli

@@ -220,6 +220,18 @@ fn reach_and_changes(
     let reach_gaps;
     (ev.reaches, reach_gaps) =
         reach::extend_mappings(&lookup, &ev.deps, cat_or_empty, &mut ev.mappings, max_bytes);
+    if req.init {
+        a.init = Some(crate::init::suggest(&crate::init::Input {
+            lookup: &lookup,
+            graph: &ev.graph,
+            deps: &ev.deps,
+            custom: &ev.custom,
+            catalogue: cat_or_empty,
+            mappings: &ev.mappings,
+            reaches: &ev.reaches,
+            max_bytes,
+        }));
+    }
     drop(lookup);
     d.extend(reach_gaps);
     // Tests that name one test-time path share data too (also for --shard).

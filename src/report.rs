@@ -62,6 +62,9 @@ pub fn render(
     if req.snapshot {
         return snapshot_report(a, out, err);
     }
+    if req.init {
+        return init_report(a, out, err);
+    }
     // Writes into a Vec cannot fail.
     let _ = writeln!(err, "{}", outcome.state());
     if req.explain_changes {
@@ -270,6 +273,36 @@ fn write_chains(chains: &[Chain], err: &mut Vec<u8>) {
     for c in chains {
         let _ = writeln!(err, "chain {}: {}", c.test, chain_text(c));
     }
+}
+
+/// `diff2test init`: the starter policy on stdout whenever the evidence
+/// could be read at all (what stops a subset today is what it helps with);
+/// the reasons of a selection run with no change on stderr.
+fn init_report(a: &Analysis, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result<(), String> {
+    match &a.init {
+        Some(text) => {
+            let _ = writeln!(err, "POLICY_WRITTEN");
+            if let Outcome::FullSuiteSelected { gaps, .. } | Outcome::FullSuiteRequired { gaps } =
+                &a.outcome
+            {
+                write_gaps(gaps, err);
+            }
+            out.extend_from_slice(text.as_bytes());
+        }
+        None => {
+            let _ = writeln!(err, "{}", a.outcome.state());
+            if let Outcome::FullSuiteSelected { gaps, .. } | Outcome::FullSuiteRequired { gaps } =
+                &a.outcome
+            {
+                write_gaps(gaps, err);
+            }
+            let _ = writeln!(
+                err,
+                "no policy written: the build's evidence could not be read"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `diff2test snapshot`: the document on stdout when the evidence is

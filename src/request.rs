@@ -62,6 +62,8 @@ pub struct Request {
     pub fail_on_setup_error: bool,
     /// `diff2test snapshot`: write the build's snapshot instead of selecting.
     pub snapshot: bool,
+    /// `diff2test init`: write a starter policy instead of selecting.
+    pub init: bool,
     /// `--base-snapshot`, absolute.
     pub base_snapshot: Option<String>,
     /// The commit the change set starts from (`--base` resolved, or the merge base).

@@ -1218,3 +1218,73 @@ fn assert_full_suite_of(r: &Run, all: &[&str], code: &str) {
     );
     assert_eq!(r.names(), all);
 }
+
+/// `diff2test init` on the fixture (issue 30, item 1): a commented starter
+/// policy that the policy loader accepts unedited, whose active lines are the
+/// self-checking modes only, naming the unreferenced top-level path and the
+/// test it cannot map; with it, a README change is an empty subset. `--output`
+/// never overwrites without `--force`.
+#[test]
+fn init_writes_a_starter_policy_that_loads_and_keeps_its_promises() {
+    let b = shared_opaque();
+    let mut args = vec!["init".to_owned()];
+    args.extend(b.base_args());
+    let r = common::run_bin(&args, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(r.stderr.starts_with("POLICY_WRITTEN\n"), "{}", r.stderr);
+    let text = r.stdout.clone();
+    let active: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    assert_eq!(active, ["unreferenced_paths = \"skip\""], "{text}");
+    assert!(text.contains("#   README.md\n"), "{text}");
+    assert!(
+        text.contains("#   wrapped.env: TEST_COMMAND_UNMAPPED"),
+        "{text}"
+    );
+    assert!(text.contains("#   libs/: dependency evidence"), "{text}");
+    // The loader accepts it as written, and with every suggestion uncommented.
+    let dir = tempfile::tempdir().unwrap();
+    let written = dir.path().join("diff2test.toml");
+    std::fs::write(&written, &text).unwrap();
+    let loaded = diff2test::policy::load(Some(written.to_str().unwrap()), "/nonexistent").unwrap();
+    assert_eq!(
+        loaded.unreferenced_paths,
+        diff2test::policy::UnreferencedMode::Skip
+    );
+    let uncommented: String = text
+        .lines()
+        .map(|l| {
+            l.strip_prefix("# ")
+                .filter(|r| r.starts_with('[') || r.contains(" = "))
+                .unwrap_or(l)
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let all = dir.path().join("all.toml");
+    std::fs::write(&all, &uncommented).unwrap();
+    diff2test::policy::load(Some(all.to_str().unwrap()), "/nonexistent")
+        .unwrap_or_else(|e| panic!("{e}\n{uncommented}"));
+    // With it, a README change is skipped (the wrapper test is forced only by
+    // opaque = "select", which stays commented: the run falls back for it).
+    let p = written.to_str().unwrap();
+    let r = b.run(&["README.md"], &["--policy", p, "--format", "json"]);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        plan["change"]["paths"][0]["declared"]["kind"], "unreferenced_paths",
+        "{r:#?}"
+    );
+    // --output: written whole; never over an existing file without --force.
+    let out = dir.path().join("out.toml");
+    let mut with_out = args.clone();
+    with_out.extend(["--output".into(), out.display().to_string()]);
+    assert_eq!(common::run_bin(&with_out, None).code, 0);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
+    let again = common::run_bin(&with_out, None);
+    assert_eq!(again.code, 2, "{again:#?}");
+    assert!(again.stderr.contains("pass --force"), "{}", again.stderr);
+    assert!(again.stdout.is_empty());
+    with_out.push("--force".into());
+    assert_eq!(common::run_bin(&with_out, None).code, 0);
+}

@@ -4784,6 +4784,70 @@ fn scripts_scan_does_not_map_a_script_that_runs_a_computed_name() {
     o.expect_fallback_naming(3, "TEST_COMMAND_UNMAPPED");
 }
 
+// ============== issue 30, item 1: `diff2test init`
+
+/// Writes `diff2test init`'s policy for the BASE build as the scenario's policy.
+fn init_policy(ctx: &Ctx) {
+    let b = &ctx.base_build;
+    let mut args: Vec<String> = vec![
+        "init".into(),
+        "--source-dir".into(),
+        ctx.src.display().to_string(),
+        "--build-dir".into(),
+        b.display().to_string(),
+        "--ctest-json".into(),
+        b.join("ctest.json").display().to_string(),
+        "--dep-list".into(),
+        b.join("deps.txt").display().to_string(),
+        "--output".into(),
+        ctx.root.join("diff2test.toml").display().to_string(),
+        "--force".into(),
+    ];
+    if let Some(c) = ctx.config {
+        args.extend(["--config".into(), c.into()]);
+    }
+    let r = run_diff2test(&args);
+    assert_eq!(r.code, 0, "diff2test init failed: {r:#?}");
+}
+
+/// `init` on a project with scripted tests and documentation: the policy it
+/// writes, used unedited, loads, and over a docs change and a tool change
+/// every assumption it makes holds (the oracle), with the subsets it is for.
+#[test]
+fn init_policy_unedited_keeps_the_oracle_over_a_few_commits() {
+    for (name, edit, content, want) in [
+        (
+            "c30-init-docs",
+            "docs/guide.md",
+            "# Guide, v2\n".to_owned(),
+            vec![],
+        ),
+        ("c30-init-tool", "tool_a.cpp", tool("a", 2), vec!["t_sh"]),
+        (
+            "c30-init-script",
+            "tests/run_c.cmake",
+            "execute_process(COMMAND ./tool_c OUTPUT_VARIABLE o)\nmessage(FATAL_ERROR \"no\")\n"
+                .to_owned(),
+            vec!["t_cmake"],
+        ),
+    ] {
+        let o = scan_scenario(name)
+            .file("docs/guide.md", "# Guide\n")
+            .policy("# replaced by diff2test init\n")
+            .after_base_build(init_policy)
+            .edit(edit, &content)
+            .run();
+        o.assert_oracle_may_be_vacuous();
+        o.expect_exact_subset(&want);
+        let policy = std::fs::read_to_string(o.ctx.root.join("diff2test.toml")).unwrap();
+        assert!(
+            policy.contains("\nunreferenced_paths = \"skip\"\n")
+                && policy.contains("\nscripts = \"scan\"\n"),
+            "{policy}"
+        );
+    }
+}
+
 // ============== issue 29, class 4: declarations match exactly what they say
 
 /// `[[data]] tests = ["parser*"]` covers `parser/unicode`: test names are
@@ -5241,4 +5305,5 @@ on_ninja!(
     precision_outputs_of_the_last_ctest_run_are_test_outputs,
     scripts_scan_maps_each_interpreter_kind_to_what_its_script_runs,
     scripts_scan_does_not_map_a_script_that_runs_a_computed_name,
+    init_policy_unedited_keeps_the_oracle_over_a_few_commits,
 );

@@ -152,7 +152,7 @@ fn last_test_run(model: &Codemodel) -> Option<(SystemTime, SystemTime)> {
     let mut from = created.checked_sub(std::time::Duration::from_secs(1))?;
     for t in &model.targets {
         for a in &t.artifacts {
-            if let Some(built) = std::fs::metadata(a).and_then(|m| m.modified()).ok() {
+            if let Ok(built) = std::fs::metadata(a).and_then(|m| m.modified()) {
                 from = from.max(built);
             }
         }

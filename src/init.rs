@@ -1,0 +1,345 @@
+//! `diff2test init`: a commented starter `diff2test.toml` derived from the
+//! build's evidence and the source tree. Every suggestion says what evidence
+//! it rests on. Only self-checking modes are written active (`unreferenced_paths
+//! = "skip"` and `scripts = "scan"` check the evidence on every run); every
+//! declaration the evidence cannot check (a boundary, a data rule, a script
+//! rule, always-run tests) is written commented out, for the user to review.
+//! Nothing suggested contradicts the evidence: a path the evidence references
+//! is never suggested as a boundary.
+
+use std::fmt::Write as _;
+
+use crate::graph::{Graph, TestMapping};
+use crate::ingest::ctest::Catalogue;
+use crate::ingest::custom_commands::Custom;
+use crate::ingest::depfile::DepEvidence;
+use crate::paths;
+use crate::reach::{Holdings, Lookup, TestReach};
+use crate::reason::Code;
+
+/// What the suggestions are derived from.
+pub struct Input<'a, 'g, 'm> {
+    /// The naming tables (what scripts name).
+    pub lookup: &'a Lookup<'g, 'm>,
+    /// The target graph.
+    pub graph: &'a Graph<'m>,
+    /// The dependency evidence.
+    pub deps: &'a DepEvidence,
+    /// The custom commands.
+    pub custom: &'a Custom,
+    /// The catalogue.
+    pub catalogue: &'a Catalogue,
+    /// Each test's mapping.
+    pub mappings: &'a [TestMapping],
+    /// What each test's channels name.
+    pub reaches: &'a [TestReach],
+    /// `--max-file-bytes`.
+    pub max_bytes: u64,
+}
+
+/// A TOML string literal.
+fn q(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The starter policy's text.
+pub fn suggest(i: &Input<'_, '_, '_>) -> String {
+    let model = i.graph.model();
+    let (src, build) = (model.source_root.as_str(), model.build_root.as_str());
+    let rel = |p: &str| paths::relative_to(p, src);
+    let mut t = String::new();
+    // Tables come after every top-level key (a key below a table belongs to it).
+    let mut tables = String::new();
+    let _ = writeln!(
+        t,
+        "# diff2test.toml: a starter policy written by `diff2test init` from this build's evidence.\n\
+         # Review it before you commit it. Every assumption a decision rests on is printed as\n\
+         # `assume ...` on stderr and recorded in the plan. Lines starting with `# ` are suggestions\n\
+         # the evidence cannot check: uncomment only what you know to be true.\n"
+    );
+
+    // 1. Top-level paths no evidence references.
+    let holdings = Holdings::scan(i.graph, i.mappings, i.max_bytes);
+    let mut entries: Vec<(String, bool)> = std::fs::read_dir(src)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let is_dir = e.file_type().ok()?.is_dir();
+            Some((name, is_dir))
+        })
+        .filter(|(n, _)| n != ".git" && n != "diff2test.toml")
+        .collect();
+    entries.sort();
+    let mut unreferenced = Vec::new();
+    let mut referenced = Vec::new();
+    for (name, is_dir) in &entries {
+        let abs = format!("{src}/{name}");
+        if paths::is_within(build, &abs) || paths::is_within(&abs, build) {
+            continue; // the build tree
+        }
+        match reference(i, &holdings, &abs) {
+            Some(why) => referenced.push((name.clone(), *is_dir, why)),
+            None => unreferenced.push((name.clone(), *is_dir)),
+        }
+    }
+    let _ = writeln!(
+        t,
+        "# --- Paths no evidence references --------------------------------------------------\n\
+         # No unit, CMake input, custom command, test text or test binary references these\n\
+         # top-level entries of the source tree (checked now):"
+    );
+    if unreferenced.is_empty() {
+        let _ = writeln!(t, "#   (none)");
+    }
+    for (n, d) in &unreferenced {
+        let _ = writeln!(t, "#   {n}{}", if *d { "/" } else { "" });
+    }
+    let _ = writeln!(
+        t,
+        "# A changed path nothing references is skipped (checked on every run, path by path;\n\
+         # a referenced one still costs the whole suite, naming the reference):\n\
+         unreferenced_paths = \"skip\"\n\
+         # (or the [[boundary]] below, which is not checked)\n"
+    );
+    let globs: Vec<String> = unreferenced
+        .iter()
+        .map(|(n, d)| q(&if *d { format!("{n}/**") } else { n.clone() }))
+        .collect();
+    if !globs.is_empty() {
+        let _ = writeln!(
+            tables,
+            "# Instead of unreferenced_paths: declare the unreferenced entries (not checked: true only\n\
+             # if no build step or test ever reads them):\n\
+             # [[boundary]]\n# paths = [{}]\n# why = \"documentation, CI and other files no build step or test reads\"\n",
+            globs.join(", ")
+        );
+    }
+    if !referenced.is_empty() {
+        let _ = writeln!(
+            t,
+            "# Referenced top-level entries (never skipped or declared):"
+        );
+        for (n, d, why) in &referenced {
+            let _ = writeln!(t, "#   {n}{}: {why}", if *d { "/" } else { "" });
+        }
+        let _ = writeln!(t);
+    }
+
+    // 2. Tests the evidence cannot map.
+    let mut scannable = Vec::new();
+    let mut computed = Vec::new();
+    let mut other = Vec::new();
+    for (test, m) in i.catalogue.tests.iter().zip(i.mappings) {
+        let TestMapping::Unmapped(gap) = m else {
+            continue;
+        };
+        if gap.code != Code::TestCommandUnmapped {
+            other.push((test.name.clone(), gap.code.as_str()));
+            continue;
+        }
+        let (found, files) = i.lookup.script_targets(test);
+        let files: Vec<String> = files.iter().map(|f| rel(f)).collect();
+        if files.is_empty() {
+            other.push((test.name.clone(), gap.code.as_str()));
+        } else if found.is_empty() {
+            computed.push((test.name.clone(), files));
+        } else {
+            let names: Vec<&str> = found
+                .iter()
+                .map(|&t| model.targets[t].name.as_str())
+                .collect();
+            scannable.push((test.name.clone(), files, names.join(", ")));
+        }
+    }
+    let _ = writeln!(
+        t,
+        "# --- Tests the evidence cannot map -------------------------------------------------"
+    );
+    if scannable.is_empty() && computed.is_empty() && other.is_empty() {
+        let _ = writeln!(t, "#   (none: every test runs a target's artifact)\n");
+    }
+    if !scannable.is_empty() {
+        let _ = writeln!(
+            t,
+            "# These run source-tree scripts that name what they run; the scan maps each to those\n\
+             # targets (assumption: the scripts run only what they name):"
+        );
+        for (n, files, targets) in &scannable {
+            let _ = writeln!(t, "#   {n}: {} -> {targets}", files.join(", "));
+        }
+        let _ = writeln!(t, "scripts = \"scan\"\n");
+    }
+    if !computed.is_empty() {
+        let _ = writeln!(
+            t,
+            "# These run scripts that name no artifact (they compute what they run): declare it.\n\
+             # A template names the target like the test: targets = [\"{{test}}\"]."
+        );
+        let tests: Vec<String> = computed.iter().map(|(n, _)| q(n)).collect();
+        for (n, files) in &computed {
+            let _ = writeln!(t, "#   {n}: {}", files.join(", "));
+        }
+        let _ = writeln!(t, "# (see the [[script]] rule below)\n");
+        let _ = writeln!(
+            tables,
+            "# For the scripts that compute what they run (review the targets):\n\
+             # [[script]]\n# tests = [{}]\n# targets = [\"{{test}}\"]\n# why = \"each script runs the program of its test's name\"\n",
+            tests.join(", ")
+        );
+    }
+    if !other.is_empty() {
+        let _ = writeln!(
+            t,
+            "# These cannot be mapped for another reason (see the reason on a selection run):"
+        );
+        for (n, code) in &other {
+            let _ = writeln!(t, "#   {n}: {code}");
+        }
+        let _ = writeln!(
+            t,
+            "# opaque = \"select\"   # runs just those tests instead of the whole suite\n"
+        );
+    }
+
+    // 3. Source-tree files tests name (data).
+    let mut data: Vec<String> = Vec::new();
+    let mut always: Vec<&str> = Vec::new();
+    for (test, r) in i.catalogue.tests.iter().zip(i.reaches) {
+        for p in &r.source {
+            if p == src {
+                always.push(&test.name);
+                continue;
+            }
+            let evidence = i.deps.id_of(p).is_some()
+                || model.cmake_inputs.iter().flatten().any(|c| c == p)
+                || !i.custom.readers_of(p, model).is_empty();
+            if !evidence {
+                data.push(rel(p));
+            }
+        }
+    }
+    data.sort();
+    data.dedup();
+    let _ = writeln!(
+        t,
+        "# --- Source-tree files tests name -------------------------------------------------"
+    );
+    if data.is_empty() {
+        let _ = writeln!(t, "#   (none)\n");
+    } else {
+        let _ = writeln!(
+            t,
+            "# A change to one selects the tests that name it, but also costs the whole suite unless\n\
+             # a data rule says who else reads it (not checked: list the tests that read it by a\n\
+             # name they compute):"
+        );
+        for d in &data {
+            let _ = writeln!(t, "#   {d}");
+        }
+        let mut dirs: Vec<String> = data
+            .iter()
+            .map(|d| match d.rsplit_once('/') {
+                Some((dir, _)) => format!("{dir}/**"),
+                None => d.clone(),
+            })
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        let globs: Vec<String> = dirs.iter().map(|d| q(d)).collect();
+        let _ = writeln!(t, "# (see the [[data]] rule below)\n");
+        let _ = writeln!(
+            tables,
+            "# For the files tests name (review: list the tests that read them by computed names):\n\
+             # [[data]]\n# paths = [{}]\n# why = \"test data, read only by the tests that name it\"\n",
+            globs.join(", ")
+        );
+    }
+
+    // 4. Always-run candidates.
+    always.sort_unstable();
+    always.dedup();
+    let _ = writeln!(
+        t,
+        "# --- Always-run candidates ----------------------------------------------------------"
+    );
+    if always.is_empty() {
+        let _ = writeln!(t, "#   (none: no test names the whole source tree)\n");
+    } else {
+        let names: Vec<String> = always.iter().map(|n| q(n)).collect();
+        let _ = writeln!(t, "# These name the source root: any changed path selects them (see [always_run] below).\n");
+        let _ = writeln!(
+            tables,
+            "# Tests that name the whole source tree:\n# [always_run]\n# tests = [{}]\n",
+            names.join(", ")
+        );
+    }
+
+    // 5. CMake edits.
+    let _ = writeln!(
+        t,
+        "# --- CMake edits ------------------------------------------------------------------------\n\
+         # A CMakeLists.txt edit costs the whole suite. Keep the base branch's `diff2test snapshot`\n\
+         # and pass it as --base-snapshot to compare build descriptions instead.\n"
+    );
+    if !tables.is_empty() {
+        let _ = writeln!(
+            t,
+            "# --- Declarations (tables: keep them below every key above) -------------------------\n"
+        );
+        t.push_str(&tables);
+    }
+    t
+}
+
+/// What references `abs` (a top-level entry of the source tree), if anything.
+fn reference(i: &Input<'_, '_, '_>, holdings: &Holdings, abs: &str) -> Option<String> {
+    let model = i.graph.model();
+    let within = |p: &str| p == abs || paths::is_within(p, abs);
+    if let Some(f) = i
+        .deps
+        .files
+        .iter()
+        .find(|f| within(f) && i.deps.id_of(f).is_some())
+    {
+        return Some(format!(
+            "dependency evidence ({})",
+            paths::relative_to(f, &model.source_root)
+        ));
+    }
+    if let Some(f) = model.cmake_inputs.iter().flatten().find(|f| within(f)) {
+        return Some(format!(
+            "a CMake input ({})",
+            paths::relative_to(f, &model.source_root)
+        ));
+    }
+    for c in &i.custom.commands {
+        if c.files.iter().any(|f| within(f))
+            || c.dirs.iter().any(|d| within(d) || paths::is_within(abs, d))
+        {
+            return Some("read by a custom command".into());
+        }
+    }
+    for (test, r) in i.catalogue.tests.iter().zip(i.reaches) {
+        if r.source
+            .iter()
+            .any(|p| within(p) || paths::is_within(abs, p))
+        {
+            return Some(format!("named by test {:?}", test.name));
+        }
+    }
+    holdings.referencing(abs, &model.build_root, &model.source_root)
+}
