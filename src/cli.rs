@@ -15,6 +15,10 @@ use crate::paths;
 use crate::request::{Format, Request};
 
 const AFTER_HELP: &str = "\
+Subcommands (each with its own --help):
+  diff2test init      write a commented starter diff2test.toml from the build's evidence
+  diff2test snapshot  write the build's snapshot, for a later --base-snapshot
+
 Exit codes: 0 SUBSET_SELECTED, 2 USAGE_ERROR, 3 FULL_SUITE_SELECTED, 4 FULL_SUITE_REQUIRED,
 5 SETUP_ERROR (only with --fail-on-setup-error: the fallback's root cause is the setup), 70 INTERNAL_ERROR.
 stdout carries only test names (or ctest regexes); stderr starts with the outcome state, then evidence chains or reasons.

@@ -309,11 +309,10 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
 fn reference(i: &Input<'_, '_, '_>, holdings: &Holdings, abs: &str) -> Option<String> {
     let model = i.graph.model();
     let within = |p: &str| p == abs || paths::is_within(p, abs);
-    if let Some(f) = i
-        .deps
-        .files
-        .iter()
-        .find(|f| within(f) && i.deps.id_of(f).is_some())
+    // The smallest such file: the table's order is the reading threads' (not stable).
+    if let Some(f) = (i.deps.files.iter())
+        .filter(|f| within(f) && i.deps.id_of(f).is_some())
+        .min()
     {
         return Some(format!(
             "dependency evidence ({})",

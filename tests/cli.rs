@@ -1226,7 +1226,9 @@ fn assert_full_suite_of(r: &Run, all: &[&str], code: &str) {
 /// never overwrites without `--force`.
 #[test]
 fn init_writes_a_starter_policy_that_loads_and_keeps_its_promises() {
-    let b = shared_opaque();
+    // A private tree: the shared one is read by tests that run meanwhile, and
+    // a ctest run of another test must not change what two runs here see.
+    let b = &build_fixture(&["-DD2T_WITH_ALL_OPAQUE=ON"]);
     let mut args = vec!["init".to_owned()];
     args.extend(b.base_args());
     let r = common::run_bin(&args, None);

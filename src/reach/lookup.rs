@@ -106,7 +106,8 @@ impl<'g, 'm> Lookup<'g, 'm> {
                     (Some(t), Some(r), _) if t <= r => Kind::ConfigureTime,
                     (Some(t), _, Some(l)) if t > l => Kind::AfterListing,
                     (Some(t), _, _)
-                        if self.test_run.is_some_and(|(from, to)| from < t && t <= to) =>
+                        if self.test_run.is_some_and(|(from, to)| from < t && t <= to)
+                            && !runnable(path, &m) =>
                     {
                         Kind::AfterListing
                     }
@@ -136,6 +137,22 @@ impl<'g, 'm> Lookup<'g, 'm> {
     pub(super) fn modules_under<'a>(&'a self, dir: &'a str) -> Vec<(usize, &'a str)> {
         modules_below(self.model, &self.sorted_loadable, &self.plugins, dir)
     }
+}
+
+/// Whether a file could be run: an exec bit, an ELF header or `#!`. A
+/// program is never taken for a test's output (a build product the evidence
+/// does not show, linked just before ctest started, would be).
+fn runnable(path: &str, m: &std::fs::Metadata) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    if m.permissions().mode() & 0o111 != 0 {
+        return true;
+    }
+    let mut head = [0u8; 4];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    head[..n].starts_with(b"\x7fELF") || head[..n].starts_with(b"#!")
 }
 
 /// The last recorded ctest run of the build tree, as a window a test's
