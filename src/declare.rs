@@ -347,11 +347,20 @@ pub fn apply(
 pub fn hint(g: &crate::reason::Gap) -> Option<String> {
     let subject = g.detail.split(": ").next().unwrap_or(&g.detail);
     match g.code {
-        Code::ChangeUnknown | Code::ChangeDeleted => Some(format!(
+        Code::ChangeUnknown if g.detail.contains("(referenced: ") => Some(format!(
+            "{subject} is in no dependency evidence and is referenced (see the reason): declare a [[data]] rule if only the tests that name it (or tests you list) read it"
+        )),
+        Code::ChangeUnknown => Some(format!(
+            "{subject} is in no dependency evidence: declare a [[boundary]] if no build step or test reads it, or a [[data]] rule if only the tests that name it (or tests you list) read it; or set unreferenced_paths = \"skip\" to skip such paths whenever nothing references them (checked on every run)"
+        )),
+        Code::ChangeDeleted => Some(format!(
             "{subject} is in no dependency evidence: declare a [[boundary]] if no build step or test reads it, or a [[data]] rule if only the tests that name it (or tests you list) read it"
         )),
         Code::TestCommandUnmapped => Some(format!(
-            "{subject}: declare a [[script]] rule (tests = [name glob], targets = [...] or targets_from_script = true) if you know what the script runs"
+            "{subject}: set scripts = \"scan\" to map a test whose script names what it runs, or declare a [[script]] rule (tests = [name glob], targets = [...], a template such as targets = [\"{{test}}\"], or targets_from_script = true) if you know what the script runs"
+        )),
+        Code::ChangeBuildConfig => Some(format!(
+            "{subject}: pass the base commit's `diff2test snapshot` as --base-snapshot to decide CMake edits by build-description fingerprints"
         )),
         _ => None,
     }

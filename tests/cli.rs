@@ -1289,4 +1289,22 @@ fn init_writes_a_starter_policy_that_loads_and_keeps_its_promises() {
     assert!(again.stdout.is_empty());
     with_out.push("--force".into());
     assert_eq!(common::run_bin(&with_out, None).code, 0);
+    // Issue 30, item 6: each fallback's hint names the one-line mode that
+    // would have avoided it, on stderr and in the plan.
+    let r = b.run(&["README.md", "CMakeLists.txt"], &["--explain-changes"]);
+    assert_eq!(r.code, 3, "{r:#?}");
+    for want in [
+        "hint CHANGE_UNKNOWN: README.md is in no dependency evidence",
+        "set unreferenced_paths = \"skip\"",
+        "hint CHANGE_BUILD_CONFIG: CMakeLists.txt: pass the base commit's `diff2test snapshot` as --base-snapshot",
+        "hint TEST_COMMAND_UNMAPPED: test \"wrapped.env\"",
+        "set scripts = \"scan\"",
+    ] {
+        assert!(r.stderr.contains(want), "{want}\n{}", r.stderr);
+    }
+    let r = b.run(&["README.md"], &["--format", "json"]);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let hints = plan["policy_hints"].to_string();
+    assert!(hints.contains("unreferenced_paths"), "{hints}");
+    assert!(hints.contains("scripts = \\\"scan\\\""), "{hints}");
 }
