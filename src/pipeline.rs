@@ -67,6 +67,9 @@ struct Mapped<'m> {
     graph: Graph<'m>,
     mappings: Vec<TestMapping>,
     config_gaps: Vec<Gap>,
+    /// Read on this thread while the helpers read the depfiles.
+    recorded: ingest::custom_commands::Recorded,
+    configure_reads: ingest::configure_reads::ConfigureReads,
 }
 
 /// Everything the walk stands on, once the evidence is read and audited.
@@ -124,6 +127,8 @@ fn analyse_evidence(
             graph,
             mappings,
             config_gaps,
+            recorded: ingest::custom_commands::parse(reader, model),
+            configure_reads: ingest::configure_reads::scan(reader, model),
         }
     };
     let build = ingest::build::read(reader, &build_req, model_cell, parse, map);
@@ -142,12 +147,14 @@ fn analyse_evidence(
         mut graph,
         mappings,
         config_gaps,
+        recorded,
+        configure_reads,
     } = mapped;
     let deps = build.deps;
     if let Some(v) = &req.vouched {
         d.extend(unvouched_prerequisites(v, &deps, model, &req.source_dir));
     }
-    let custom = ingest::custom_commands::read(reader, model, &deps);
+    let custom = ingest::custom_commands::resolve(reader, model, &deps, recorded);
     // A custom command's depfile in the dependency list is that command's
     // evidence (read with it), not a unit's that failed to map.
     d.extend(
@@ -169,7 +176,7 @@ fn analyse_evidence(
         graph,
         deps,
         custom,
-        configure_reads: ingest::configure_reads::scan(reader, model),
+        configure_reads,
         mappings,
         reaches: Vec::new(),
         forced: Vec::new(),

@@ -155,11 +155,31 @@ fn is_interpreter(program: &str) -> bool {
 
 /// Reads every custom command of the build.
 pub fn read(reader: &Reader, model: &Codemodel, deps: &DepEvidence) -> Custom {
-    let mut raw = if model.is_ninja() {
+    resolve(reader, model, deps, parse(reader, model))
+}
+
+/// The generator's record of the custom commands, as written (no path
+/// resolved yet): needs only the codemodel, so it is read while the
+/// dependency evidence is.
+pub struct Recorded(Result<Vec<RawCommand>, String>);
+
+/// Reads the generator's record of the custom commands ([`Recorded`]).
+pub fn parse(reader: &Reader, model: &Codemodel) -> Recorded {
+    // No generated source and no stamp: no custom command at all.
+    if model.targets.iter().all(|t| t.generated.is_empty()) {
+        return Recorded(Ok(Vec::new()));
+    }
+    Recorded(if model.is_ninja() {
         ninja_commands(reader, model)
     } else {
         makefiles_commands(reader, model)
-    };
+    })
+}
+
+/// Resolves what each recorded command reads, runs and writes against the
+/// dependency evidence.
+pub fn resolve(reader: &Reader, model: &Codemodel, deps: &DepEvidence, raw: Recorded) -> Custom {
+    let mut raw = raw.0;
     let mut custom = Custom::default();
     match &mut raw {
         Err(why) => {
@@ -184,7 +204,7 @@ pub fn read(reader: &Reader, model: &Codemodel, deps: &DepEvidence) -> Custom {
 
 /// A command as the generator recorded it, before its paths are resolved.
 #[derive(Debug, Default)]
-struct RawCommand {
+pub struct RawCommand {
     owners: Vec<usize>,
     outputs: Vec<String>,
     /// Declared inputs (absolute).
