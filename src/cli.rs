@@ -183,15 +183,9 @@ fn split_changed(bytes: Vec<u8>, nul: bool) -> Vec<OsString> {
         .collect()
 }
 
-/// `diff2test snapshot`: the build's per-test build-description fingerprints.
-#[derive(Parser, Debug)]
-#[command(
-    name = "diff2test snapshot",
-    version = VERSION,
-    about = "Write the build's diff2test.snapshot.v1 (per-test build-description fingerprints) for a later --base-snapshot",
-    after_help = "Exit codes: 0 written, 2 USAGE_ERROR, 3 the evidence is incomplete (reasons on stderr, nothing written)."
-)]
-struct SnapshotCli {
+/// The evidence flags `diff2test snapshot` and `diff2test init` share.
+#[derive(clap::Args, Debug)]
+struct EvidenceArgs {
     /// Top source directory the build was configured from.
     #[arg(long, value_name = "SRC", required = true)]
     source_dir: Option<Utf8PathBuf>,
@@ -207,9 +201,22 @@ struct SnapshotCli {
     /// Configuration (multi-config generators).
     #[arg(long, value_name = "NAME")]
     config: Option<String>,
-    /// Write the snapshot to FILE instead of stdout.
+    /// Write to FILE instead of stdout (written whole, or not at all).
     #[arg(long, value_name = "FILE")]
     output: Option<Utf8PathBuf>,
+}
+
+/// `diff2test snapshot`: the build's per-test build-description fingerprints.
+#[derive(Parser, Debug)]
+#[command(
+    name = "diff2test snapshot",
+    version = VERSION,
+    about = "Write the build's diff2test.snapshot.v1 (per-test build-description fingerprints) for a later --base-snapshot",
+    after_help = "Exit codes: 0 written, 2 USAGE_ERROR, 3 the evidence is incomplete (reasons on stderr, nothing written)."
+)]
+struct SnapshotCli {
+    #[command(flatten)]
+    evidence: EvidenceArgs,
     /// Selection policy file (default: SRC/diff2test.toml when it exists).
     #[arg(long, value_name = "FILE")]
     policy: Option<Utf8PathBuf>,
@@ -224,81 +231,55 @@ struct SnapshotCli {
     after_help = "Exit codes: 0 written, 2 USAGE_ERROR (an --output file that exists without --force)."
 )]
 struct InitCli {
-    /// Top source directory the build was configured from.
-    #[arg(long, value_name = "SRC", required = true)]
-    source_dir: Option<Utf8PathBuf>,
-    /// Top build directory.
-    #[arg(long, value_name = "BUILD", required = true)]
-    build_dir: Option<Utf8PathBuf>,
-    /// Output of `ctest --show-only=json-v1`, run in BUILD.
-    #[arg(long, value_name = "FILE", required = true)]
-    ctest_json: Option<Utf8PathBuf>,
-    /// The dependency list (as for a selection run).
-    #[arg(long, value_name = "FILE", required = true)]
-    dep_list: Option<Utf8PathBuf>,
-    /// Configuration (multi-config generators).
-    #[arg(long, value_name = "NAME")]
-    config: Option<String>,
-    /// Write the policy to FILE instead of stdout (never over an existing file without --force).
-    #[arg(long, value_name = "FILE")]
-    output: Option<Utf8PathBuf>,
+    #[command(flatten)]
+    evidence: EvidenceArgs,
     /// Overwrite an existing --output file.
     #[arg(long)]
     force: bool,
 }
 
-fn parse_init(mut args: Vec<OsString>) -> Result<Parsed, String> {
+/// A subcommand's arguments, or its help text.
+fn sub_parse<T: Parser>(mut args: Vec<OsString>) -> Result<Result<T, Parsed>, String> {
     args.remove(1);
-    let s = match InitCli::try_parse_from(args) {
-        Ok(s) => s,
+    match T::try_parse_from(args) {
+        Ok(s) => Ok(Ok(s)),
         Err(e) => {
             use clap::error::ErrorKind;
-            return match e.kind() {
+            match e.kind() {
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    Ok(Parsed::Info(e.to_string()))
+                    Ok(Err(Parsed::Info(e.to_string())))
                 }
                 _ => Err(clap_message(&e.to_string())),
-            };
+            }
         }
+    }
+}
+
+fn parse_init(args: Vec<OsString>) -> Result<Parsed, String> {
+    let s = match sub_parse::<InitCli>(args)? {
+        Ok(s) => s,
+        Err(info) => return Ok(info),
     };
-    if let Some(o) = &s.output {
+    if let Some(o) = &s.evidence.output {
         if o.exists() && !s.force {
             return Err(format!(
                 "--output {o}: the file exists; pass --force to overwrite it"
             ));
         }
     }
-    let snapshot = SnapshotCli {
-        source_dir: s.source_dir,
-        build_dir: s.build_dir,
-        ctest_json: s.ctest_json,
-        dep_list: s.dep_list,
-        config: s.config,
-        output: s.output,
-        policy: None,
-    };
-    request_of(snapshot, true)
+    request_of(s.evidence, None, true)
 }
 
-fn parse_snapshot(mut args: Vec<OsString>) -> Result<Parsed, String> {
-    args.remove(1);
-    let s = match SnapshotCli::try_parse_from(args) {
+fn parse_snapshot(args: Vec<OsString>) -> Result<Parsed, String> {
+    let s = match sub_parse::<SnapshotCli>(args)? {
         Ok(s) => s,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            return match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    Ok(Parsed::Info(e.to_string()))
-                }
-                _ => Err(clap_message(&e.to_string())),
-            };
-        }
+        Err(info) => return Ok(info),
     };
-    request_of(s, false)
+    request_of(s.evidence, s.policy, false)
 }
 
 /// The request of `diff2test snapshot` (or, `init`, of `diff2test init`).
-fn request_of(s: SnapshotCli, init: bool) -> Result<Parsed, String> {
+fn request_of(s: EvidenceArgs, policy: Option<Utf8PathBuf>, init: bool) -> Result<Parsed, String> {
     let source_dir = dir("--source-dir", s.source_dir)?;
     Ok(Parsed::Run(Box::new(Request {
         build_dir: dir("--build-dir", s.build_dir)?,
@@ -309,7 +290,7 @@ fn request_of(s: SnapshotCli, init: bool) -> Result<Parsed, String> {
         format: Format::Names,
         limits: Limits::default(),
         receipt: None,
-        policy: s.policy.map(|p| file("--policy", Some(p))).transpose()?,
+        policy: policy.map(|p| file("--policy", Some(p))).transpose()?,
         explain: Vec::new(),
         explain_changes: false,
         vouched: None,

@@ -426,6 +426,14 @@ impl Outcome {
             .cloned()
             .collect()
     }
+    /// Scenario precondition: `test`'s result changed between BASE and HEAD.
+    pub fn expect_changed(&self, test: &str) {
+        assert!(
+            self.changed_results().contains(test),
+            "precondition: the result of {test} changed\n{}",
+            self.report()
+        );
+    }
     pub fn selected(&self) -> BTreeSet<String> {
         self.run.stdout.lines().map(str::to_owned).collect()
     }
@@ -4233,11 +4241,7 @@ fn oracle_class29_custom_command_depfile_reads_a_header_a_unit_includes() {
         .edit("inc/v.h", "#define V 4\n")
         .run();
     o.assert_oracle();
-    assert!(
-        o.changed_results().contains("t_pre"),
-        "precondition: the command's output changed\n{}",
-        o.report()
-    );
+    o.expect_changed("t_pre");
     o.expect_exact_subset(&["t_pre", "t_use"]);
     assert!(
         o.run.stderr.contains("custom command writing pre.txt"),
@@ -4281,11 +4285,7 @@ fn oracle_class29_byproduct_header_of_a_custom_target_depends_on_its_program() {
         .edit("genh.cpp", &genh(2))
         .run();
     o.assert_oracle();
-    assert!(
-        o.changed_results().contains("t_use"),
-        "precondition: the includer's result changed\n{}",
-        o.report()
-    );
+    o.expect_changed("t_use");
     o.expect_exact_subset(&["t_use"]);
 }
 
@@ -4339,11 +4339,7 @@ fn compare_a_custom_command_edit_selects_the_includer_of_its_output() {
         .patch("CMakeLists.txt", "-DSUFFIX= ", "-DSUFFIX=0 ")
         .run();
     o.assert_oracle();
-    assert!(
-        o.changed_results().contains("t_use"),
-        "precondition: the includer's result changed\n{}",
-        o.report()
-    );
+    o.expect_changed("t_use");
     o.expect_exact_subset(&["t_use"]);
 }
 
@@ -4387,11 +4383,7 @@ fn oracle_class29_configure_reads_a_header_with_file_strings() {
         .edit("include/x/version.h", "#define X_VERSION 2\n")
         .run();
     o.assert_oracle();
-    assert!(
-        o.changed_results().contains("t_config"),
-        "precondition: the configured header's reader changed\n{}",
-        o.report()
-    );
+    o.expect_changed("t_config");
     o.expect_fallback_naming(3, "CHANGE_BUILD_CONFIG");
     o.expect_stderr(&["file(STRINGS"]);
 }
@@ -4444,11 +4436,7 @@ fn oracle_class29_incbin_through_the_assembler_search_path() {
         .edit("inc/table.h", "#define TABLE 1 /* v2 */\n")
         .run();
     o.assert_oracle();
-    assert!(
-        o.changed_results().contains("t_emb"),
-        "precondition: the embedding program's result changed\n{}",
-        o.report()
-    );
+    o.expect_changed("t_emb");
     o.expect_exact_subset(&["t_emb", "t_use"]);
     o.expect_stderr(&["assembler search directory of target emb"]);
 }
@@ -4489,11 +4477,7 @@ fn oracle_class29_data_found_from_the_source_path_under_a_data_rule() {
         .edit("data/input.txt", "v2\n")
         .run();
     o.assert_oracle();
-    assert!(
-        o.changed_results().contains("t_file"),
-        "precondition: the __FILE__ reader's result changed\n{}",
-        o.report()
-    );
+    o.expect_changed("t_file");
     o.expect_exact_subset(&["t_file", "t_named"]);
     o.expect_stderr(&["(as __FILE__ does)"]);
 }
@@ -4548,11 +4532,7 @@ fn oracle_class29_cleanup_test_output_read_by_a_later_test() {
         .edit("writer.cpp", &writer(2))
         .run();
     o.assert_oracle();
-    assert!(
-        o.changed_results().contains("t_later"),
-        "precondition: the later reader's result changed\n{}",
-        o.report()
-    );
+    o.expect_changed("t_later");
     o.expect_exact_subset(&["t_clean", "t_later", "t_req"]);
     o.expect_stderr(&["which no build step writes and selected test"]);
 }
@@ -4649,11 +4629,7 @@ fn unreferenced_mode_never_skips_what_a_script_finds_beside_itself() {
         .edit("tests/tool.expected", "out-v2\n")
         .run();
     o.assert_oracle();
-    assert!(
-        o.changed_results().contains("t_expected"),
-        "precondition: the script's result changed\n{}",
-        o.report()
-    );
+    o.expect_changed("t_expected");
     o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
     o.expect_stderr(&["finds files relative to itself"]);
 }
