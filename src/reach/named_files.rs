@@ -2,10 +2,9 @@
 //! read as texts of the test.
 
 use super::channel::{Channel, TestCx};
-use super::file_texts::FileTexts;
+use super::file_texts::{FileTexts, Follow};
 use super::named::Named;
-use crate::fasthash::FastSet;
-use crate::reason::{Code, Gap};
+use crate::reason::Gap;
 
 /// The named-files channel: the build-tree files that configure or
 /// generate wrote and that a test's texts name (`out.configured`, as the
@@ -27,38 +26,14 @@ impl Channel for NamedFiles {
         out: &mut Named,
         gaps: &mut Vec<Gap>,
     ) {
-        let mut queue: Vec<String> = out.configured.clone();
-        let mut seen: FastSet<String> = queue.iter().cloned().collect();
-        while let Some(f) = queue.pop() {
-            let regular = |f: &str| std::fs::metadata(f).is_ok_and(|m| m.is_file());
-            let all = match self.0.named(cx, &f, regular) {
-                None => continue,
-                Some(Ok(all)) => all,
-                Some(Err(e)) => {
-                    gaps.push(Gap::new(
-                        Code::DepPrereqUninspectable,
-                        format!(
-                            "{f}, which test {:?} names, cannot be read to see what it names: {e}",
-                            cx.test.name
-                        ),
-                    ));
-                    continue;
-                }
-            };
-            for n in all {
-                for (t, why) in &n.targets {
-                    out.targets.push((*t, format!("names {f}, which {why}")));
-                }
-                out.source.extend(n.source.iter().cloned());
-                out.unknown
-                    .extend(n.unknown.iter().map(|u| format!("names {f}, which {u}")));
-                for c in &n.configured {
-                    if seen.insert(c.clone()) {
-                        out.configured.push(c.clone());
-                        queue.push(c.clone());
-                    }
-                }
-            }
-        }
+        let how = Follow {
+            reads: &|f: &str| std::fs::metadata(f).is_ok_and(|m| m.is_file()),
+            label: "",
+            purpose: "what it names",
+            followed: |n| &n.configured,
+            followed_mut: |n| &mut n.configured,
+            absorb: |n, out| out.source.extend(n.source.iter().cloned()),
+        };
+        self.0.follow(cx, &how, out, gaps);
     }
 }

@@ -6,10 +6,9 @@
 //! test (it is a source-tree path the test names).
 
 use super::channel::{Channel, TestCx};
-use super::file_texts::FileTexts;
+use super::file_texts::{FileTexts, Follow};
 use super::named::Named;
-use crate::fasthash::FastSet;
-use crate::reason::{Code, Gap};
+use crate::reason::Gap;
 
 /// The scripts channel. Each script is read and scanned once per run.
 #[derive(Default)]
@@ -49,42 +48,17 @@ impl Channel for Scripts {
         out: &mut Named,
         gaps: &mut Vec<Gap>,
     ) {
-        let mut queue: Vec<String> = out.source.clone();
-        let mut seen: FastSet<String> = queue.iter().cloned().collect();
-        while let Some(f) = queue.pop() {
-            let all = match self.0.named(cx, &f, is_script) {
-                None => continue,
-                Some(Ok(all)) => all,
-                Some(Err(e)) => {
-                    gaps.push(Gap::new(
-                        Code::DepPrereqUninspectable,
-                        format!(
-                            "script {f}, which test {:?} names, cannot be read to see what it runs: {e}",
-                            cx.test.name
-                        ),
-                    ));
-                    continue;
-                }
-            };
-            for n in all {
-                for (t, why) in &n.targets {
-                    out.targets
-                        .push((*t, format!("names script {f}, which {why}")));
-                }
+        let how = Follow {
+            reads: &is_script,
+            label: "script ",
+            purpose: "what it runs",
+            followed: |n| &n.source,
+            followed_mut: |n| &mut n.source,
+            absorb: |n, out| {
                 out.configured.extend(n.configured.iter().cloned());
                 out.copies.extend(n.copies.iter().cloned());
-                out.unknown.extend(
-                    n.unknown
-                        .iter()
-                        .map(|u| format!("names script {f}, which {u}")),
-                );
-                for s in &n.source {
-                    if seen.insert(s.clone()) {
-                        out.source.push(s.clone());
-                        queue.push(s.clone());
-                    }
-                }
-            }
-        }
+            },
+        };
+        self.0.follow(cx, &how, out, gaps);
     }
 }
