@@ -295,6 +295,7 @@ fn reach_and_changes(
         cat_or_empty,
         &ev.mappings,
         &ev.reaches,
+        &ev.configure_reads,
         req.limits.max_file_bytes,
     );
     a.declarations.extend(uses);

@@ -57,6 +57,7 @@ pub fn apply(
     catalogue: &Catalogue,
     mappings: &[TestMapping],
     reaches: &[TestReach],
+    configure: &crate::ingest::configure_reads::ConfigureReads,
     max_bytes: u64,
 ) -> (Vec<Use>, Vec<Gap>) {
     let open = |c: &Changed| {
@@ -74,7 +75,6 @@ pub fn apply(
     if !holdings.gaps.is_empty() {
         return (Vec::new(), holdings.gaps);
     }
-    let cmake_words = cmake_words(model, max_bytes);
     let mut script_dirs: Vec<(String, String)> = Vec::new(); // (dir, script)
     let mut seen: FastSet<&str> = FastSet::default();
     for r in reaches {
@@ -106,8 +106,8 @@ pub fn apply(
         let by_binary = || holdings.referencing(&c.abs, &model.build_root, &model.source_root);
         let by_cmake = || {
             let name = rel.rsplit('/').next().unwrap_or(&rel);
-            cmake_words
-                .contains(name)
+            configure
+                .holds_word(name)
                 .then(|| format!("a CMake input holds its file name {name:?}"))
         };
         let referenced = by_text
@@ -152,34 +152,4 @@ fn self_locating(path: &str, max_bytes: u64) -> bool {
         let text = String::from_utf8_lossy(&b);
         SELF_LOCATING.iter().any(|i| text.contains(i))
     })
-}
-
-/// Every word (a run of file-name bytes) of the source-tree CMake inputs.
-fn cmake_words(model: &crate::ingest::file_api::Codemodel, max_bytes: u64) -> FastSet<String> {
-    let mut out = FastSet::default();
-    for input in model.cmake_inputs.iter().flatten() {
-        if !paths::is_within(input, &model.source_root)
-            || paths::is_within(input, &model.build_root)
-        {
-            continue;
-        }
-        let Ok(m) = std::fs::metadata(input) else {
-            continue;
-        };
-        if m.len() > max_bytes {
-            continue;
-        }
-        let Ok(b) = std::fs::read(input) else {
-            continue;
-        };
-        let name = |b: u8| {
-            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-' | b'~' | b'@' | b'#')
-        };
-        for w in b.split(|&x| !name(x)) {
-            if !w.is_empty() {
-                out.insert(String::from_utf8_lossy(w).into_owned());
-            }
-        }
-    }
-    out
 }

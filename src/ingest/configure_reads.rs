@@ -18,6 +18,7 @@
 
 use super::file_api::Codemodel;
 use super::Reader;
+use crate::fasthash::FastSet;
 use crate::paths;
 
 /// Subcommands of `file()` that read the file named by their first argument.
@@ -49,6 +50,9 @@ pub struct ConfigureReads {
     tails: Vec<(String, String)>,
     /// A call site whose file could not be resolved at all.
     unresolved: Option<String>,
+    /// Every word (a run of file-name bytes) of the scanned CMake inputs:
+    /// what configure may name (`unreferenced_paths`).
+    words: FastSet<String>,
 }
 
 impl ConfigureReads {
@@ -62,6 +66,11 @@ impl ConfigureReads {
             return Some(site);
         }
         self.unresolved.as_deref()
+    }
+
+    /// Whether a scanned CMake input holds `name` as a word.
+    pub fn holds_word(&self, name: &str) -> bool {
+        self.words.contains(name)
     }
 
     /// Whether nothing was found.
@@ -88,6 +97,15 @@ pub fn scan(reader: &Reader, model: &Codemodel) -> ConfigureReads {
         let Ok(bytes) = reader.read(input) else {
             continue;
         };
+        let word_byte = |b: u8| {
+            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-' | b'~' | b'@' | b'#')
+        };
+        for w in bytes.split(|&b| !word_byte(b)).filter(|w| !w.is_empty()) {
+            let w = String::from_utf8_lossy(w);
+            if !out.words.contains(w.as_ref()) {
+                out.words.insert(w.into_owned());
+            }
+        }
         let text = String::from_utf8_lossy(&bytes);
         let dir = input.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
         let rel = paths::relative_to(input, &model.source_root);
