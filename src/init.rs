@@ -225,7 +225,10 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
                 continue;
             }
             let evidence = i.deps.id_of(p).is_some()
-                || model.cmake_inputs.iter().flatten().any(|c| c == p)
+                || model
+                    .cmake_inputs
+                    .as_ref()
+                    .is_some_and(|c| c.binary_search(p).is_ok())
                 || !i.custom.readers_of(p, model).is_empty();
             if !evidence {
                 data.push(rel(p));
