@@ -103,6 +103,10 @@ pub struct Roots<'a> {
     pub source: &'a str,
     /// Build root as the evidence spells it (folded).
     pub build: &'a str,
+    /// The root of the project's files, as the evidence spells it
+    /// ([`crate::ingest::file_api::Codemodel::scope_root`]): the repository
+    /// holding the source root, or the source root itself.
+    pub scope: &'a str,
 }
 
 /// Whether build-tree file `copy` may be a copy of source file `src`: it has
@@ -222,7 +226,7 @@ pub fn classify(
     // Real (symlink-resolved) spellings of the roots, resolved once for all paths.
     let real = RealRoots {
         user_source: paths::real(roots.user_source),
-        source: paths::real(roots.source),
+        source: paths::real(roots.scope),
         build: paths::real(roots.build),
     };
     let mut out: Vec<Changed> = Vec::new();
@@ -255,6 +259,7 @@ pub fn classify(
 /// The roots with symlinks resolved (`None` when a root cannot be resolved).
 struct RealRoots {
     user_source: Option<String>,
+    /// The scope root's (see [`Roots::scope`]).
     source: Option<String>,
     build: Option<String>,
 }
@@ -333,15 +338,22 @@ fn classify_one(
     } else {
         let f = paths::join_fold(roots.user_source, p);
         if !paths::is_within(&f, roots.user_source) {
-            return unresolved(
-                p.to_owned(),
-                Code::PathEscapesRoot,
-                format!("resolves to {f}, outside the source root"),
-            );
-        }
-        match paths::strip_root(&f, roots.user_source) {
-            Some(rel) => paths::join_fold(roots.source, rel),
-            None => f,
+            // Out of the source root: still a project file when it lies in
+            // the repository holding it (`../web/app.js`).
+            let inside = paths::join_fold(roots.source, p);
+            if roots.scope == roots.source || !paths::is_within(&inside, roots.scope) {
+                return unresolved(
+                    p.to_owned(),
+                    Code::PathEscapesRoot,
+                    format!("resolves to {f}, outside the source root and its repository"),
+                );
+            }
+            inside
+        } else {
+            match paths::strip_root(&f, roots.user_source) {
+                Some(rel) => paths::join_fold(roots.source, rel),
+                None => f,
+            }
         }
     };
     let mut c = classify_abs(
@@ -370,14 +382,17 @@ fn classify_abs(
     let display = match paths::strip_root(&abs, roots.source) {
         Some("") => ".".to_owned(),
         Some(rel) => rel.to_owned(),
+        None if paths::is_within(&abs, roots.scope) && !paths::is_within(&abs, roots.build) => {
+            paths::climb_to(roots.source, &abs).unwrap_or_else(|| abs.clone())
+        }
         None => abs.clone(),
     };
-    let inside = paths::is_within(&abs, roots.source) || paths::is_within(&abs, roots.build);
+    let inside = paths::is_within(&abs, roots.scope) || paths::is_within(&abs, roots.build);
     if !inside {
         return unresolved(
             display,
             Code::PathEscapesRoot,
-            "outside the source and build roots".into(),
+            "outside the source and build roots and the repository holding them".into(),
         );
     }
     // Through a symlink out of the tree?
@@ -405,9 +420,13 @@ fn classify_abs(
             }
         }
     }
-    let real_display = real_abs
-        .as_ref()
-        .map(|r| paths::relative_to(r, roots.source));
+    let real_display = real_abs.as_ref().map(|r| {
+        if paths::is_within(r, roots.source) || !paths::is_within(r, roots.scope) {
+            paths::relative_to(r, roots.source)
+        } else {
+            paths::climb_to(roots.source, r).unwrap_or_else(|| r.clone())
+        }
+    });
     let name = abs.rsplit('/').next().unwrap_or("");
     if EXTERNAL_NAMES.contains(&name) {
         let evidence = format!("{name} is a lockfile/preset/package-manager file");
@@ -532,6 +551,7 @@ pub fn classify_against(
         user_source,
         source: &model.source_root,
         build: &model.build_root,
+        scope: model.scope_root(),
     };
     classify(
         raw,
@@ -598,7 +618,7 @@ pub fn configure_reads(
     for c in changed.iter_mut() {
         if c.abs.is_empty()
             || c.class == Class::BuildConfig
-            || !paths::is_within(&c.abs, &model.source_root)
+            || !paths::is_within(&c.abs, model.scope_root())
             || paths::is_within(&c.abs, &model.build_root)
         {
             continue;

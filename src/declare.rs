@@ -155,11 +155,17 @@ pub fn apply(
 ) -> Result<(Vec<Forced>, Vec<Use>), String> {
     let mut forced = Vec::new();
     let mut uses = Vec::new();
-    let rel = |p: &str| paths::relative_to(p, &model.source_root);
+    let rel = |p: &str| {
+        if paths::is_within(p, &model.build_root) {
+            paths::relative_to(p, &model.source_root)
+        } else {
+            model.display_path(p)
+        }
+    };
     // Global checks: a boundary must not cover a CMake input or a path a test names.
     for (bi, b) in policy.boundaries.iter().enumerate() {
         for input in model.cmake_inputs.iter().flatten() {
-            if paths::is_within(input, &model.source_root) {
+            if paths::is_within(input, model.scope_root()) {
                 if let Some(g) = b
                     .paths
                     .iter()

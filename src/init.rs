@@ -72,22 +72,40 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
 
     // 1. Top-level paths no evidence references.
     let holdings = Holdings::scan(i.graph, i.mappings, i.max_bytes);
-    let mut entries: Vec<(String, bool)> = std::fs::read_dir(src)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let is_dir = e.file_type().ok()?.is_dir();
-            Some((name, is_dir))
-        })
-        .filter(|(n, _)| n != ".git" && n != "diff2test.toml")
-        .collect();
-    entries.sort();
+    // The source tree's top-level entries, then, for a project in a
+    // subdirectory of its repository, those of each directory up to the
+    // repository's top (`../web`), except the one holding the project.
+    let mut levels: Vec<(String, Option<String>)> = vec![(src.to_owned(), None)];
+    let mut below = src.to_owned();
+    while let Some((up, _)) = below.rsplit_once('/') {
+        if up.is_empty() || !paths::is_within(up, model.scope_root()) {
+            break;
+        }
+        levels.push((up.to_owned(), Some(below.clone())));
+        below = up.to_owned();
+    }
+    let mut entries: Vec<(String, bool)> = Vec::new();
+    for (dir, skip) in &levels {
+        let mut here: Vec<(String, bool)> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let is_dir = e.file_type().ok()?.is_dir();
+                Some((name, is_dir))
+            })
+            .filter(|(n, _)| n != ".git" && n != "diff2test.toml")
+            .filter(|(n, _)| skip.as_deref() != Some(format!("{dir}/{n}").as_str()))
+            .map(|(n, d)| (model.display_path(&format!("{dir}/{n}")), d))
+            .collect();
+        here.sort();
+        entries.extend(here);
+    }
     let mut unreferenced = Vec::new();
     let mut referenced = Vec::new();
     for (name, is_dir) in &entries {
-        let abs = format!("{src}/{name}");
+        let abs = paths::join_fold(src, name);
         if paths::is_within(build, &abs) || paths::is_within(&abs, build) {
             continue; // the build tree
         }
@@ -100,7 +118,7 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         t,
         "# --- Paths no evidence references --------------------------------------------------\n\
          # No unit, CMake input, custom command, test text or test binary references these\n\
-         # top-level entries of the source tree (checked now):"
+         # top-level entries of the source tree (and of the repository around it) (checked now):"
     );
     if unreferenced.is_empty() {
         let _ = writeln!(t, "#   (none)");
@@ -319,13 +337,13 @@ fn reference(i: &Input<'_, '_, '_>, holdings: &Holdings, abs: &str) -> Option<St
     {
         return Some(format!(
             "dependency evidence ({})",
-            paths::relative_to(f, &model.source_root)
+            model.display_path(f)
         ));
     }
     if let Some(f) = model.cmake_inputs.iter().flatten().find(|f| within(f)) {
         return Some(format!(
             "a CMake input ({})",
-            paths::relative_to(f, &model.source_root)
+            model.display_path(f)
         ));
     }
     for c in &i.custom.commands {

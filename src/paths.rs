@@ -227,6 +227,49 @@ pub fn is_within(path: &str, root: &str) -> bool {
     p[..r.len()] == *r && (p.len() == r.len() || p[r.len()] == b'/')
 }
 
+/// `path` as reached from directory `from` (both absolute, folded): the
+/// relative spelling with `..` steps (`../web/app.js`), or `None` when they
+/// share only the filesystem root.
+pub fn climb_to(from: &str, path: &str) -> Option<String> {
+    let mut base = from;
+    let mut ups = 0usize;
+    loop {
+        if let Some(rel) = strip_root(path, base) {
+            let mut out = "../".repeat(ups);
+            out.push_str(rel);
+            if out.ends_with('/') {
+                out.pop();
+            }
+            return Some(out);
+        }
+        let (parent, _) = base.rsplit_once('/')?;
+        if parent.is_empty() {
+            return None;
+        }
+        base = parent;
+        ups += 1;
+    }
+}
+
+/// The work tree of the git repository holding `dir` (absolute, folded), when
+/// it is a strict ancestor of `dir`: the nearest directory at or above `dir`
+/// that has a `.git` entry (a directory, or the file of a worktree or
+/// submodule). Read from the filesystem only; git is never run.
+pub fn repo_root_above(dir: &str) -> Option<String> {
+    let mut cur = dir;
+    loop {
+        if std::fs::symlink_metadata(format!("{cur}/.git")).is_ok() {
+            return (cur != dir).then(|| cur.to_owned());
+        }
+        let (parent, _) = cur.rsplit_once('/')?;
+        if parent.is_empty() {
+            // `/` itself: a repository at the filesystem root is no scope.
+            return None;
+        }
+        cur = parent;
+    }
+}
+
 /// The current working directory as a folded UTF-8 string.
 pub fn current_dir() -> Option<String> {
     let cwd = std::env::current_dir().ok()?;
@@ -284,6 +327,48 @@ pub fn at_or_below<'a, T>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn climb_to_spells_paths_out_of_a_directory() {
+        assert_eq!(
+            super::climb_to("/r/cpp", "/r/web/a.js").as_deref(),
+            Some("../web/a.js")
+        );
+        assert_eq!(
+            super::climb_to("/r/a/b", "/r/x").as_deref(),
+            Some("../../x")
+        );
+        assert_eq!(
+            super::climb_to("/r/cpp", "/r/cpp/s.c").as_deref(),
+            Some("s.c")
+        );
+        assert_eq!(super::climb_to("/r/cpp", "/r").as_deref(), Some(".."));
+        assert_eq!(super::climb_to("/r/cpp", "/q/x"), None);
+    }
+
+    #[test]
+    fn repo_root_above_finds_the_nearest_git_entry_above_only() {
+        let t = tempfile::tempdir().unwrap();
+        let top = super::fold(t.path().to_str().unwrap());
+        std::fs::create_dir_all(format!("{top}/repo/.git")).unwrap();
+        std::fs::create_dir_all(format!("{top}/repo/cpp/sub")).unwrap();
+        assert_eq!(
+            super::repo_root_above(&format!("{top}/repo/cpp/sub")),
+            Some(format!("{top}/repo"))
+        );
+        assert_eq!(super::repo_root_above(&format!("{top}/repo")), None);
+        // A nested work tree (a submodule's `.git` file) is the nearest one.
+        std::fs::write(
+            format!("{top}/repo/cpp/.git"),
+            "gitdir: ../.git/modules/cpp\n",
+        )
+        .unwrap();
+        assert_eq!(
+            super::repo_root_above(&format!("{top}/repo/cpp/sub")),
+            Some(format!("{top}/repo/cpp"))
+        );
+        assert_eq!(super::repo_root_above(&format!("{top}/repo/cpp")), None);
+    }
+
     use super::*;
 
     #[test]

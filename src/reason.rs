@@ -213,7 +213,7 @@ impl Code {
             ChangeBuildConfig => "nothing to fix: a CMake edit can change any test (run the full suite)",
             ChangeExternalResource => "nothing to fix: a dependency manifest or preset changed (run the full suite)",
             ChangeNotUtf8 => "rename the path to valid UTF-8",
-            PathEscapesRoot => "pass changed paths inside --source-dir (relative to it, or absolute)",
+            PathEscapesRoot => "pass changed paths inside --source-dir or the repository holding it (relative to --source-dir, or absolute)",
             RuntimeLoadedTarget => "make the named program or library readable by the user running diff2test",
             TestReadsUnknownBuildFile => "produce the file with add_custom_command(OUTPUT ...) so the codemodel shows its producer, or use opaque = \"select\"",
             PrereqNotVersioned => "track the file in git, or pass the change set explicitly (--changed/--changed-from)",

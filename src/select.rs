@@ -69,16 +69,18 @@ pub(crate) fn unvouched_prerequisites(
     for (id, f) in deps.files.iter().enumerate() {
         if !listed[id]
             || paths::is_within(f, &model.build_root)
-            || !paths::is_within(f, &model.source_root)
+            || !paths::is_within(f, model.scope_root())
         {
             continue;
         }
-        let rel = paths::strip_root(f, &model.source_root).unwrap_or("");
-        let spelled = paths::join_fold(user_source, rel);
-        if !vouched.vouches(std::path::Path::new(&spelled))
+        let rel = paths::strip_root(f, &model.source_root);
+        let spelled = rel.map(|rel| paths::join_fold(user_source, rel));
+        if !spelled
+            .as_ref()
+            .is_some_and(|s| vouched.vouches(std::path::Path::new(s)))
             && !vouched.vouches(std::path::Path::new(f))
         {
-            let display = if rel.is_empty() { f.as_str() } else { rel };
+            let display = model.display_path(f);
             out.push(Gap::new(
                 Code::PrereqNotVersioned,
                 format!(

@@ -46,7 +46,7 @@ fn real_build() -> &'static RealBuild {
         );
         let dir = tempfile::Builder::new()
             .prefix("d2t-fuzz-ninja-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .tempdir_in(common::scratch_root())
             .unwrap();
         let (src, build) = (dir.path().join("src"), dir.path().join("build"));
         std::fs::create_dir_all(&src).unwrap();

@@ -36,7 +36,7 @@ impl Proj {
         require_tools();
         let dir = tempfile::Builder::new()
             .prefix("d2t-ninja-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .tempdir_in(common::scratch_root())
             .unwrap();
         let src = dir.path().join("src");
         let build = dir.path().join("build");

@@ -4634,6 +4634,196 @@ fn unreferenced_mode_never_skips_what_a_script_finds_beside_itself() {
     o.expect_stderr(&["finds files relative to itself"]);
 }
 
+/// A header added where a compiler searches: beside the unit that includes
+/// `config.h` from an include directory (a quote include looks beside the
+/// includer first), or named by a `__has_include` of a file that was
+/// missing. Neither make nor ninja rebuilds for it; a build that compiles
+/// the unit again lists it in the unit's depfile, so it is dependency
+/// evidence of exactly that unit, with or without the mode (a build that
+/// did not compile it again runs the same program).
+#[test]
+fn a_header_a_compiler_finds_by_search_is_evidence_after_the_build_that_reads_it() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(t_shadow app/main.cpp)\n\
+         target_include_directories(t_shadow PRIVATE ${{CMAKE_SOURCE_DIR}}/include)\n\
+         add_test(NAME t_shadow COMMAND t_shadow)\n\
+         add_executable(t_probe probe/main.cpp)\n\
+         add_test(NAME t_probe COMMAND t_probe)\n{BYSTANDER}"
+    );
+    let base = |name: &str| {
+        Scenario::new(name)
+            .policy(SKIP_UNREFERENCED)
+            .file("CMakeLists.txt", &cmake)
+            .file("include/config.h", "#pragma once\nconstexpr int kValue = 1;\n")
+            .file("app/main.cpp", &main_checking("#include \"config.h\"", "kValue == 1"))
+            .file(
+                "probe/main.cpp",
+                &main_checking(
+                    "#if __has_include(\"local_override.h\")\n#include \"local_override.h\"\n#else\nconstexpr int kOverride = 0;\n#endif",
+                    "kOverride == 0",
+                ),
+            )
+            .with_bystander()
+            // Neither make nor ninja knows the new file: only a fresh build sees it.
+            .fresh_head_build()
+    };
+    let o = base("c30-unref-shadow")
+        .edit("app/config.h", "#pragma once\nconstexpr int kValue = 2;\n")
+        .run();
+    o.assert_oracle();
+    o.expect_changed("t_shadow");
+    o.expect_exact_subset(&["t_shadow"]);
+    let o = base("c30-unref-has-include")
+        .edit(
+            "probe/local_override.h",
+            "#pragma once\nconstexpr int kOverride = 1;\n",
+        )
+        .run();
+    o.assert_oracle();
+    o.expect_changed("t_probe");
+    o.expect_exact_subset(&["t_probe"]);
+}
+
+// ============== issue 30, item 2: a CMake project in a subdirectory of its repository
+
+/// The repository is the scenario's root; its CMake project is `src/`
+/// (`--source-dir`), beside a web front end, docs, a header directory the
+/// project includes and test data a test reads. BASE is committed there.
+fn monorepo_tree(ctx: &Ctx) {
+    let put = |rel: &str, text: &str| {
+        let p = ctx.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    put("web/app.js", "console.log(1);\n");
+    put("docs/guide.md", "# Guide\n");
+    put(
+        "shared/shared_limit.h",
+        "#pragma once\nconstexpr int kLimit = 1;\n",
+    );
+    put("testdata/input.txt", "hello\n");
+    put(".gitignore", "/build/\n/junit-*.xml\n/diff2test.toml\n");
+    git(ctx, &["-C", "..", "init", "-q"]);
+    git(ctx, &["-C", "..", "add", "-A"]);
+    git(ctx, &["-C", "..", "commit", "-q", "-m", "base"]);
+    ctx.set_var("BASE_SHA", &git(ctx, &["rev-parse", "HEAD"]));
+}
+
+/// Writes `text` to `rel` (relative to the repository root) and commits it.
+fn monorepo_commit(ctx: &Ctx, rel: &str, text: &str) {
+    std::fs::write(ctx.root.join(rel), text).unwrap();
+    git(ctx, &["-C", "..", "commit", "-q", "-am", "head"]);
+    ctx.set_var("HEAD_SHA", &git(ctx, &["rev-parse", "HEAD"]));
+}
+
+fn monorepo_scenario(name: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(t_limit limit.cpp)\n\
+         target_include_directories(t_limit PRIVATE ${{CMAKE_SOURCE_DIR}}/../shared)\n\
+         add_test(NAME t_limit COMMAND t_limit)\n\
+         add_executable(contains contains.cpp)\n\
+         add_test(NAME t_data COMMAND contains ${{CMAKE_SOURCE_DIR}}/../testdata/input.txt hello)\n{BYSTANDER}"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "limit.cpp",
+            &main_checking("#include \"shared_limit.h\"", "kLimit == 1"),
+        )
+        .file("contains.cpp", FILE_CONTAINS_MAIN)
+        .with_bystander()
+        .after_base_files(monorepo_tree)
+        .no_changed_list()
+        .arg("--base")
+        .arg("@BASE_SHA@")
+        .arg("--head")
+        .arg("@HEAD_SHA@")
+}
+
+/// A web or docs change beside the CMake project: with the mode it is
+/// skipped (nothing references it), without it the whole suite runs, as
+/// for any unknown path; neither is `PATH_ESCAPES_ROOT` any more.
+#[test]
+fn monorepo_a_change_beside_the_project_is_classified_not_escaped() {
+    let o = monorepo_scenario("c30-mono-web")
+        .policy(SKIP_UNREFERENCED)
+        .after_edits(|ctx| monorepo_commit(ctx, "web/app.js", "console.log(2);\n"))
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_exact_subset(&[]);
+    o.expect_stderr(&["assume UNREFERENCED_PATHS 1 (\"skip\"): ../web/app.js"]);
+    // `init` looks at the repository's top level too, and tells the
+    // referenced entries beside the project from the unreferenced ones.
+    let mut init = vec!["init".to_owned()];
+    init.extend(o.args[..8].iter().cloned());
+    let r = run_diff2test(&init);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for line in [
+        "#   ../web/\n",
+        "#   ../docs/\n",
+        "#   ../shared/: dependency evidence (../shared/shared_limit.h)\n",
+        "#   ../testdata/: named by test \"t_data\"\n",
+    ] {
+        assert!(r.stdout.contains(line), "init should list {line:?}:\n{}", r.stdout);
+    }
+    let o = monorepo_scenario("c30-mono-web-default")
+        .after_edits(|ctx| monorepo_commit(ctx, "docs/guide.md", "# Guide, v2\n"))
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
+    assert!(
+        !o.run.stderr.contains("PATH_ESCAPES_ROOT"),
+        "{}",
+        o.run.stderr
+    );
+    // A boundary may name it from the source dir, with `../`.
+    let o = monorepo_scenario("c30-mono-web-boundary")
+        .policy("[[boundary]]\npaths = [\"../web/**\"]\nwhy = \"the web front end is not built by CMake\"\n")
+        .after_edits(|ctx| monorepo_commit(ctx, "web/app.js", "console.log(3);\n"))
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_exact_subset(&[]);
+    o.expect_stderr(&["../web/app.js"]);
+}
+
+/// A header outside the source dir that the project includes is dependency
+/// evidence: a change to it selects exactly the test whose program includes
+/// it (before: `PATH_ESCAPES_ROOT`, the whole suite).
+#[test]
+fn monorepo_a_shared_header_beside_the_project_selects_its_includer() {
+    for (name, policy) in [
+        ("c30-mono-header", None),
+        ("c30-mono-header-skip", Some(SKIP_UNREFERENCED)),
+    ] {
+        let mut s = monorepo_scenario(name).after_edits(|ctx| {
+            monorepo_commit(
+                ctx,
+                "shared/shared_limit.h",
+                "#pragma once\nconstexpr int kLimit = 2;\n",
+            )
+        });
+        if let Some(p) = policy {
+            s = s.policy(p);
+        }
+        let o = s.run();
+        o.assert_oracle();
+        o.expect_changed("t_limit");
+        o.expect_exact_subset(&["t_limit"]);
+    }
+}
+
+/// Test data outside the source dir that a test names is never skipped.
+#[test]
+fn monorepo_test_data_beside_the_project_is_never_skipped() {
+    let o = monorepo_scenario("c30-mono-data")
+        .policy(SKIP_UNREFERENCED)
+        .after_edits(|ctx| monorepo_commit(ctx, "testdata/input.txt", "bye\n"))
+        .run();
+    o.assert_oracle();
+    o.expect_changed("t_data");
+    o.expect_stderr(&["test \"t_data\" names"]);
+}
+
 // ============== issue 30, item 7: outputs of earlier test runs
 
 /// A CI runner that keeps its build tree lists the catalogue after the
@@ -5258,6 +5448,10 @@ on_ninja!(
     compare_a_soversion_bump_selects_the_tests_whose_programs_link_the_library,
     compare_a_version_script_configure_writes_is_part_of_the_description,
     oracle_class29_data_rule_test_pattern_covers_a_name_with_a_slash,
+    a_header_a_compiler_finds_by_search_is_evidence_after_the_build_that_reads_it,
+    monorepo_a_change_beside_the_project_is_classified_not_escaped,
+    monorepo_a_shared_header_beside_the_project_selects_its_includer,
+    monorepo_test_data_beside_the_project_is_never_skipped,
     oracle_class29_data_rule_and_a_test_naming_a_copied_directory,
     compare_a_test_time_cmake_script_is_no_cmake_edit,
     oracle_class29_program_named_in_utf16_bytes,

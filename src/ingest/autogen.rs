@@ -288,7 +288,7 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
             info.uic.then_some((ti, info))
         })
         .collect();
-    let roots = [model.source_root.as_str(), model.build_root.as_str()];
+    let roots = [model.scope_root(), model.build_root.as_str()];
     let project = |p: &str| roots.iter().any(|r| paths::is_within(p, r));
     // Why a target stays opaque (the first reason found).
     let mut opaque: std::collections::BTreeMap<usize, String> = Default::default();

@@ -89,7 +89,7 @@ pub fn scan(reader: &Reader, model: &Codemodel) -> ConfigureReads {
         return out;
     };
     for input in inputs {
-        if !paths::is_within(input, &model.source_root)
+        if !paths::is_within(input, model.scope_root())
             || paths::is_within(input, &model.build_root)
         {
             continue;

@@ -71,7 +71,7 @@ pub fn coverage_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> 
 /// does (then the flags there are `-MD`, and this unit includes no system
 /// header); one gap per target is reported.
 pub fn system_headers_gaps(model: &Codemodel, ev: &DepEvidence, in_scope: &[bool]) -> Vec<Gap> {
-    let roots = [model.source_root.as_str(), model.build_root.as_str()];
+    let roots = [model.scope_root(), model.build_root.as_str()];
     let inside = |d: &String| roots.iter().any(|r| paths::is_within(d, r));
     let lists_system = |tu: &Tu| {
         tu.lists_outside

@@ -542,7 +542,7 @@ impl<'a> Context<'a> {
         }
         let mut evidence_names: FastMap<&str, Vec<&str>> = FastMap::default();
         for f in &deps.files {
-            if paths::is_within(f, &model.source_root) && !paths::is_within(f, &model.build_root) {
+            if paths::is_within(f, model.scope_root()) && !paths::is_within(f, &model.build_root) {
                 let name = f.rsplit('/').next().unwrap_or(f);
                 evidence_names.entry(name).or_default().push(f.as_str());
             }
@@ -769,7 +769,7 @@ impl<'a> Context<'a> {
             for p in word_paths(w) {
                 let abs = paths::join_fold(&cwd, p);
                 if interpreter
-                    && paths::is_within(&abs, &self.model.source_root)
+                    && paths::is_within(&abs, self.model.scope_root())
                     && !paths::is_within(&abs, &self.model.build_root)
                     && std::fs::metadata(&abs).is_ok_and(|m| m.is_file())
                 {
@@ -808,7 +808,7 @@ impl<'a> Context<'a> {
         c.files.insert(abs.to_owned());
         c.scripts.insert(abs.to_owned());
         if let Some((dir, _)) = abs.rsplit_once('/') {
-            if paths::is_within(dir, &self.model.source_root) {
+            if paths::is_within(dir, self.model.scope_root()) {
                 c.dirs.insert(dir.to_owned());
             }
         }

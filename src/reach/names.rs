@@ -65,7 +65,7 @@ impl Lookup<'_, '_> {
     pub fn script_targets(&self, test: &Test) -> (Vec<usize>, Vec<String>) {
         let wds = working_dirs(test, self.model);
         let wd = wds[0].as_deref();
-        let (src, build) = (&self.model.source_root, &self.model.build_root);
+        let (src, build) = (self.model.scope_root(), &self.model.build_root);
         let mut files = Vec::new();
         for arg in test.command.iter().flatten() {
             for wd in &wds {
@@ -173,7 +173,7 @@ impl Lookup<'_, '_> {
         if !is_wd {
             self.scan_names(text, out);
         }
-        let (src, build) = (&self.model.source_root, &self.model.build_root);
+        let (src, build) = (self.model.scope_root(), &self.model.build_root);
         let candidates = if is_wd {
             vec![paths::fold(text)]
         } else {

@@ -31,9 +31,9 @@ struct Held {
     names: FastSet<String>,
 }
 
-fn held(bytes: &[u8], source_root: &str) -> Held {
+fn held(bytes: &[u8], scope_root: &str) -> Held {
     let mut h = Held::default();
-    let root = source_root.as_bytes();
+    let root = scope_root.as_bytes();
     let path_byte = |b: u8| is_name_byte(b) || b == b'/';
     let mut i = 0;
     while i < bytes.len() {
@@ -48,7 +48,7 @@ fn held(bytes: &[u8], source_root: &str) -> Held {
             if let Ok(p) = std::str::from_utf8(&bytes[i..j]) {
                 let p = paths::fold(p);
                 if let Some((dir, _)) = p.rsplit_once('/') {
-                    if paths::is_within(dir, source_root) {
+                    if paths::is_within(dir, scope_root) {
                         h.dirs.push(dir.to_owned());
                     }
                 }
@@ -103,7 +103,7 @@ pub fn sourced_by_bytes(
                     cache
                         .entry(a.clone())
                         .or_insert_with(|| match runtime_bytes(a, max_bytes) {
-                            Ok(b) => Some(held(&b, &model.source_root)),
+                            Ok(b) => Some(held(&b, model.scope_root())),
                             Err(_) if std::fs::metadata(a).is_err() => None,
                             Err(e) => {
                                 gaps.push(Gap::new(
@@ -174,7 +174,7 @@ impl Holdings {
                     continue;
                 }
                 match runtime_bytes(a, max_bytes) {
-                    Ok(b) => binaries.push((a.clone(), held(&b, &model.source_root))),
+                    Ok(b) => binaries.push((a.clone(), held(&b, model.scope_root()))),
                     Err(_) if std::fs::metadata(a).is_err() => {}
                     Err(e) => gaps.push(Gap::new(
                         Code::ChangeUnknown,

@@ -146,8 +146,31 @@ pub fn cxx_compiler_id(build: &Path) -> String {
 pub fn scratch_dir(prefix: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix(prefix)
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .tempdir_in(scratch_root())
         .unwrap()
+}
+
+/// Where tests build their projects: outside this repository, so that each
+/// project is a repository's top (or in none), as a standalone project is;
+/// the tool takes a repository above the source dir as the project's scope
+/// (`$D2T_TEST_SCRATCH`, default `$TMPDIR/diff2test-test-scratch`). A test of
+/// a project in a subdirectory of its repository makes that repository.
+pub fn scratch_root() -> std::path::PathBuf {
+    let root = std::env::var_os("D2T_TEST_SCRATCH")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("diff2test-test-scratch"));
+    std::fs::create_dir_all(&root).unwrap();
+    let mut up = Some(root.as_path());
+    while let Some(d) = up {
+        assert!(
+            !d.join(".git").exists(),
+            "test scratch {} lies in the git repository {}: set D2T_TEST_SCRATCH to a directory outside any repository",
+            root.display(),
+            d.display()
+        );
+        up = d.parent();
+    }
+    root
 }
 
 /// Copies the fixture sources to `dest`.

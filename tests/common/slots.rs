@@ -39,7 +39,7 @@ fn free() -> &'static Mutex<HashMap<String, Vec<Slot>>> {
 fn slots_root() -> &'static Path {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
-        let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let tmp = super::scratch_root();
         if let Ok(entries) = std::fs::read_dir(&tmp) {
             for e in entries.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();

@@ -54,6 +54,11 @@ pub struct ReadJob<'r> {
     /// The roots prerequisites are resolved against (`--source-dir`, `--build-dir`).
     source_root: String,
     build_root: String,
+    /// The root of the project's files ([`Codemodel::scope_root`]: the
+    /// repository holding the source root, or the source root itself):
+    /// prerequisites below it or the build root are kept, others are
+    /// outside (system headers).
+    scope_root: String,
     /// Read by the first thread that needs it.
     list: std::sync::OnceLock<DepList>,
     /// Next entry to take.
@@ -79,6 +84,8 @@ impl<'r> ReadJob<'r> {
             dep_list: dep_list.to_owned(),
             source_root: source_root.to_owned(),
             build_root: build_root.to_owned(),
+            scope_root: crate::paths::repo_root_above(source_root)
+                .unwrap_or_else(|| source_root.to_owned()),
             list: std::sync::OnceLock::new(),
             next: std::sync::atomic::AtomicUsize::new(0),
             shared: SharedFiles::new(),
@@ -121,7 +128,7 @@ impl<'r> ReadJob<'r> {
         if list.failed {
             return w;
         }
-        let scope = Scope::new(&self.source_root, &self.build_root);
+        let scope = Scope::new(&self.scope_root, &self.build_root);
         loop {
             let start = self
                 .next
@@ -259,7 +266,7 @@ impl Pending<'_, '_> {
         }
         let entries = &list.entries;
         let shared = &job.shared;
-        let scope = Scope::new(&model.source_root, &model.build_root);
+        let scope = Scope::new(model.scope_root(), &model.build_root);
         let max_path = reader.limits().max_path_len;
         // Map and check every depfile not mapped yet (all of them, unless the
         // codemodel was published while they were read), on all cores; only a

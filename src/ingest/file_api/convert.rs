@@ -51,7 +51,7 @@ pub(super) struct Converted {
 pub(super) fn convert_target(
     t: RawTarget<'_>,
     file: &str,
-    (source_root, build_root): (&str, &str),
+    (source_root, build_root, scope_root): (&str, &str, &str),
     (id_to_index, abstract_ids): (&FastMap<&str, usize>, &FastSet<&str>),
     link_from_top: bool,
 ) -> Result<Converted, Gap> {
@@ -245,8 +245,7 @@ pub(super) fn convert_target(
                     let dir = dir.trim_matches(|c| c == '"' || c == '\'');
                     if !dir.is_empty() {
                         let abs = paths::join_fold(link_dir, dir);
-                        if paths::is_within(&abs, source_root)
-                            && !paths::is_within(&abs, build_root)
+                        if paths::is_within(&abs, scope_root) && !paths::is_within(&abs, build_root)
                         {
                             asm_search_dirs.push(abs);
                         }
@@ -265,7 +264,7 @@ pub(super) fn convert_target(
                 if flag {
                     cmdline_build_files.push(abs);
                 }
-            } else if paths::is_within(&abs, source_root) {
+            } else if paths::is_within(&abs, scope_root) {
                 cmdline_files.push(abs);
             }
         }

@@ -246,6 +246,8 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         .collect();
     // Read, parse and convert every target object in parallel (they are independent files).
     let roots = (source_root.as_str(), build_root.as_str());
+    let repo_root = paths::repo_root_above(&source_root);
+    let scope_root = repo_root.as_deref().unwrap_or(&source_root);
     let converted: Vec<Result<Converted, Gap>> = super::par_map_n(req.threads, &refs, |r| {
         thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) });
         let mut local = Ctx {
@@ -273,7 +275,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             let mut c = convert_target(
                 t,
                 &r.json_file,
-                roots,
+                (roots.0, roots.1, scope_root),
                 (&id_to_index, &abstract_ids),
                 link_from_top,
             )?;
@@ -405,9 +407,10 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         .filter(|(_, t)| !t.dir_build.is_empty())
         .map(|(i, t)| (t.object_dir(), i))
         .collect();
-    let outside_includes = Some(outside_includes(&targets, &source_root, &build_root));
+    let outside_includes = Some(outside_includes(&targets, scope_root, &build_root));
     Ok(Codemodel {
         outside_includes,
+        repo_root,
         object_dirs,
         source_root,
         build_root,

@@ -138,6 +138,11 @@ pub struct Codemodel {
     pub source_root: String,
     /// Build root as the codemodel spells it (folded).
     pub build_root: String,
+    /// The work tree of the git repository holding the source root, when
+    /// that is an ancestor of it (a CMake project in a subdirectory of its
+    /// repository); found by the nearest `.git` entry, never by running git.
+    /// `None` when the source root is the repository's top or in none.
+    pub repo_root: Option<String>,
     /// Selected configuration name (may be empty).
     pub config: String,
     /// Targets sorted by name.
@@ -196,6 +201,33 @@ pub struct Fingerprints {
 }
 
 impl Codemodel {
+    /// The root of the project's files: the repository's work tree when the
+    /// source root lies in a subdirectory of it, else the source root. Files
+    /// below it (and not in the build tree) are project files: dependency
+    /// evidence keeps them, a change to one is classified, not escaped.
+    pub fn scope_root(&self) -> &str {
+        self.repo_root.as_deref().unwrap_or(&self.source_root)
+    }
+
+    /// `abs` (folded, below [`Codemodel::scope_root`]) as a user names it
+    /// from the source root: relative, with `../` steps out of it when it
+    /// lies elsewhere in the repository.
+    pub fn display_path(&self, abs: &str) -> String {
+        if let Some(rel) = paths::strip_root(abs, &self.source_root) {
+            return if rel.is_empty() {
+                ".".into()
+            } else {
+                rel.into()
+            };
+        }
+        match &self.repo_root {
+            Some(repo) if paths::is_within(abs, repo) => {
+                paths::climb_to(&self.source_root, abs).unwrap_or_else(|| abs.to_owned())
+            }
+            _ => abs.to_owned(),
+        }
+    }
+
     /// The generator is Ninja or Ninja Multi-Config: it runs every command
     /// from the top of the build tree and folds depfiles into `.ninja_deps`;
     /// otherwise (the supported Makefiles generator) each target's commands
@@ -210,7 +242,7 @@ impl Codemodel {
             Some(v) => std::borrow::Cow::Borrowed(v.as_slice()),
             None => std::borrow::Cow::Owned(outside_includes(
                 &self.targets,
-                &self.source_root,
+                self.scope_root(),
                 &self.build_root,
             )),
         }
