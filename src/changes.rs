@@ -225,6 +225,8 @@ pub fn classify(
 ) -> Vec<Changed> {
     // Real (symlink-resolved) spellings of the roots, resolved once for all paths.
     let real = RealRoots {
+        user_repo: paths::repo_root_above(roots.user_source),
+        cwd: paths::current_dir(),
         user_source: paths::real(roots.user_source),
         source: paths::real(roots.scope),
         build: paths::real(roots.build),
@@ -258,6 +260,12 @@ pub fn classify(
 
 /// The roots with symlinks resolved (`None` when a root cannot be resolved).
 struct RealRoots {
+    /// The git work tree holding `--source-dir` (as the user spelled it),
+    /// when it is a strict ancestor: relative changed paths are relative to
+    /// it, as `git diff --name-only` prints them.
+    user_repo: Option<String>,
+    /// The working directory, for "did you mean".
+    cwd: Option<String>,
     user_source: Option<String>,
     /// The scope root's (see [`Roots::scope`]).
     source: Option<String>,
@@ -336,16 +344,35 @@ fn classify_one(
             }
         }
     } else {
+        let raw_p = p;
+        // Relative to the repository's top when the source dir is below it.
+        let p = &match &real_roots.user_repo {
+            Some(repo) => {
+                let f = paths::join_fold(repo, p);
+                if !paths::is_within(&f, repo) {
+                    return unresolved(
+                        p.to_owned(),
+                        Code::PathEscapesRoot,
+                        format!("resolves to {f}, outside the repository {repo} (relative paths are relative to it)"),
+                    );
+                }
+                paths::climb_to(roots.user_source, &f).unwrap_or(f)
+            }
+            None => p.to_owned(),
+        };
         let f = paths::join_fold(roots.user_source, p);
         if !paths::is_within(&f, roots.user_source) {
             // Out of the source root: still a project file when it lies in
             // the repository holding it (`../web/app.js`).
             let inside = paths::join_fold(roots.source, p);
             if roots.scope == roots.source || !paths::is_within(&inside, roots.scope) {
+                let hint = did_you_mean(raw_p, &f, roots, real_roots)
+                    .map(|h| format!("; {h}"))
+                    .unwrap_or_default();
                 return unresolved(
                     p.to_owned(),
                     Code::PathEscapesRoot,
-                    format!("resolves to {f}, outside the source root and its repository"),
+                    format!("resolves to {f}, outside the source root and its repository{hint}"),
                 );
             }
             inside
@@ -365,8 +392,50 @@ fn classify_one(
         cmake_inputs,
         config_globs,
     );
+    if !p.starts_with('/')
+        && c.gap
+            .as_ref()
+            .is_some_and(|g| g.code == Code::ChangeDeleted)
+    {
+        if let Some(hint) = did_you_mean(p, &abs, roots, real_roots) {
+            c.evidence = format!("{}; {hint}", c.evidence);
+            if let Some(g) = &mut c.gap {
+                g.detail = format!("{}; {hint}", g.detail);
+            }
+        }
+    }
     c.abs = abs;
     c
+}
+
+/// For relative changed path `p` that does not exist where it resolved
+/// (`abs`): the project file it names relative to another root (the source
+/// dir when relative paths are the repository's, the repository's top
+/// otherwise, the working directory), if one exists.
+fn did_you_mean(p: &str, abs: &str, roots: &Roots<'_>, real_roots: &RealRoots) -> Option<String> {
+    let base = real_roots.user_repo.as_deref().unwrap_or(roots.user_source);
+    let others = [Some(roots.user_source), real_roots.cwd.as_deref()];
+    for other in others.into_iter().flatten() {
+        let cand = paths::join_fold(other, p);
+        if cand == abs || std::fs::symlink_metadata(&cand).is_err() {
+            continue;
+        }
+        let Some(from_base) = paths::strip_root(&cand, base) else {
+            continue;
+        };
+        if from_base.is_empty() {
+            continue;
+        }
+        return Some(format!(
+            "did you mean {from_base}? {p} names that file relative to {other}, but relative paths are relative to {base}{}",
+            if real_roots.user_repo.is_some() {
+                " (the repository's top, as git prints them)"
+            } else {
+                " (--source-dir)"
+            }
+        ));
+    }
+    None
 }
 
 fn classify_abs(

@@ -23,14 +23,17 @@ Exit codes: 0 SUBSET_SELECTED, 2 USAGE_ERROR, 3 FULL_SUITE_SELECTED, 4 FULL_SUIT
 5 SETUP_ERROR (only with --fail-on-setup-error: the fallback's root cause is the setup), 70 INTERNAL_ERROR.
 stdout carries only test names (or ctest regexes); stderr starts with the outcome state, then evidence chains or reasons.
 
-Example (relative dep-list entries are relative to BUILD, so list absolute paths):
-  find \"$PWD/build\" -path '*/CMakeFiles/*.dir/*' -name '*.d' > build/deps.txt
-  echo \"$PWD/build/.ninja_deps\" >> build/deps.txt    # Ninja generators only
-  (cd build && ctest --show-only=json-v1 > ctest.json)
-  diff2test --source-dir . --build-dir build --ctest-json build/ctest.json \\
-            --dep-list build/deps.txt --changed src/core.hpp --format names
-  diff2test ... --changed-from changed.txt --format json --receipt receipt.json
-  diff2test ... --changed src/core.hpp --explain core.add";
+Example (configure with the File API queries, build, list the tests, select):
+  mkdir -p build/.cmake/api/v1/query
+  touch build/.cmake/api/v1/query/codemodel-v2 build/.cmake/api/v1/query/cmakeFiles-v1
+  cmake -S . -B build && cmake --build build
+  (cd build && ctest --show-only=json-v1 > ctest.json)   # read as BUILD/ctest.json by default
+  diff2test --source-dir . --build-dir build --base origin/main --head HEAD
+  diff2test --source-dir . --build-dir build --changed src/core.hpp --format json
+The dependency files are found in BUILD (every CMakeFiles/<target>.dir/**/*.d, and
+BUILD/.ninja_deps for Ninja generators); --dep-list FILE lists them instead (absolute paths,
+or relative to BUILD). Relative changed paths are relative to the git repository's top when
+SRC lies in one (as `git diff --name-only` prints them), else to SRC.";
 
 /// `--version`: the tool's version and the document schemas it writes.
 const VERSION: &str = concat!(
@@ -49,13 +52,18 @@ pub struct Cli {
     /// Top build directory (CMAKE_BINARY_DIR); its File API reply is read from BUILD/.cmake/api/v1/reply.
     #[arg(long, value_name = "BUILD", required = true)]
     pub build_dir: Option<Utf8PathBuf>,
-    /// Output of `ctest --show-only=json-v1`, run in BUILD.
-    #[arg(long, value_name = "FILE", required = true)]
+    /// Output of `ctest --show-only=json-v1`, run in BUILD (default: BUILD/ctest.json).
+    #[arg(long, value_name = "FILE")]
     pub ctest_json: Option<Utf8PathBuf>,
-    /// File listing every compiler `.d` file of the build, one per line (relative lines are relative to BUILD).
-    #[arg(long, value_name = "FILE", required = true)]
+    /// File listing every compiler `.d` file of the build, one per line (relative lines are
+    /// relative to BUILD). Default: found in BUILD, as the build left them: every
+    /// `CMakeFiles/<target>.dir/**/*.d`, and BUILD/.ninja_deps (Ninja generators).
+    #[arg(long, value_name = "FILE")]
     pub dep_list: Option<Utf8PathBuf>,
-    /// A changed path, relative to SRC or absolute. Repeat for several paths.
+    /// A changed path: absolute, or relative to the git repository's top when SRC lies in one
+    /// (as `git diff --name-only` prints them), else to SRC. Repeat for several paths. An empty
+    /// change set (an empty --changed-from list, --base and --head with the same tree) selects
+    /// no test (exit 0).
     #[arg(long, value_name = "PATH")]
     pub changed: Vec<OsString>,
     /// Read changed paths from FILE (or `-` for stdin), one per line.
@@ -67,12 +75,16 @@ pub struct Cli {
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
     /// Head revision for --base.
-    #[arg(long, value_name = "REV", requires = "base")]
+    #[arg(long, value_name = "REV")]
     pub head: Option<String>,
-    /// With --base: compare from the merge base of --base and --head (or HEAD), computed
-    /// in-process, as a pull request does (`git diff BASE...HEAD`).
-    #[arg(long, requires = "base")]
+    /// With --base (the default): compare from the merge base of --base and --head (or HEAD),
+    /// computed in-process, as a pull request does (`git diff BASE...HEAD`).
+    #[arg(long, conflicts_with = "no_merge_base")]
     pub merge_base: bool,
+    /// With --base: compare --base's tree itself with --head's (or the working tree's), not
+    /// their merge base's: a base branch that moved on shows its own new files as deleted.
+    #[arg(long)]
+    pub no_merge_base: bool,
     /// CI mode (also on when the environment has CI=true): the working tree is never read as a
     /// change source; only --base with --head, or an explicit list, is accepted.
     #[arg(long, conflicts_with = "no_ci")]
@@ -81,7 +93,7 @@ pub struct Cli {
     #[arg(long)]
     pub no_ci: bool,
     /// With --changed-from: paths are NUL-separated (as `git diff -z --name-only` writes them).
-    #[arg(short = 'z', long = "null", requires = "changed_from")]
+    #[arg(short = 'z', long = "null")]
     pub null: bool,
     /// Configuration to use when the codemodel has several (and the one ctest listed with -C).
     #[arg(long, value_name = "NAME")]
@@ -101,7 +113,7 @@ pub struct Cli {
     pub shard: Option<String>,
     /// Exit 5 (SETUP_ERROR) instead of 3 or 4 when the fallback's root cause is the setup (a
     /// missing or foreign input, an unsupported generator, an empty dependency list, a wrong
-    /// --config), so CI fails fast; stdout and stderr are unchanged.
+    /// --config), so CI fails fast; stdout is unchanged, stderr starts with a SETUP_ERROR line.
     #[arg(long)]
     pub fail_on_setup_error: bool,
     /// The snapshot (`diff2test snapshot`) of the base commit's build; turns compare mode on
@@ -160,6 +172,23 @@ fn dir(flag: &str, p: Option<Utf8PathBuf>) -> Result<String, String> {
     Ok(abs)
 }
 
+/// `--ctest-json`, by default BUILD/ctest.json.
+fn ctest_json(p: Option<Utf8PathBuf>, build_dir: &str) -> Result<String, String> {
+    match p {
+        Some(p) => file("--ctest-json", Some(p)),
+        None => Ok(format!("{build_dir}/ctest.json")),
+    }
+}
+
+/// `--dep-list`; without it, the empty string: the dependency files are
+/// found in the build tree (see [`crate::request::Request::dep_list`]).
+fn dep_list(p: Option<Utf8PathBuf>) -> Result<String, String> {
+    match p {
+        Some(p) => file("--dep-list", Some(p)),
+        None => Ok(String::new()),
+    }
+}
+
 fn file(flag: &str, p: Option<Utf8PathBuf>) -> Result<String, String> {
     let p = p.ok_or_else(|| format!("{flag} is required"))?;
     paths::absolute_dir(&p)
@@ -192,11 +221,11 @@ struct EvidenceArgs {
     /// Top build directory.
     #[arg(long, value_name = "BUILD", required = true)]
     build_dir: Option<Utf8PathBuf>,
-    /// Output of `ctest --show-only=json-v1`, run in BUILD.
-    #[arg(long, value_name = "FILE", required = true)]
+    /// Output of `ctest --show-only=json-v1`, run in BUILD (default: BUILD/ctest.json).
+    #[arg(long, value_name = "FILE")]
     ctest_json: Option<Utf8PathBuf>,
-    /// The dependency list (as for a selection run).
-    #[arg(long, value_name = "FILE", required = true)]
+    /// The dependency list (as for a selection run; default: found in BUILD).
+    #[arg(long, value_name = "FILE")]
     dep_list: Option<Utf8PathBuf>,
     /// Configuration (multi-config generators).
     #[arg(long, value_name = "NAME")]
@@ -281,10 +310,11 @@ fn parse_snapshot(args: Vec<OsString>) -> Result<Parsed, String> {
 /// The request of `diff2test snapshot` (or, `init`, of `diff2test init`).
 fn request_of(s: EvidenceArgs, policy: Option<Utf8PathBuf>, init: bool) -> Result<Parsed, String> {
     let source_dir = dir("--source-dir", s.source_dir)?;
+    let build_dir = dir("--build-dir", s.build_dir)?;
     Ok(Parsed::Run(Box::new(Request {
-        build_dir: dir("--build-dir", s.build_dir)?,
-        ctest_json: file("--ctest-json", s.ctest_json)?,
-        dep_list: file("--dep-list", s.dep_list)?,
+        ctest_json: ctest_json(s.ctest_json, &build_dir)?,
+        dep_list: dep_list(s.dep_list)?,
+        build_dir,
         changed: Vec::new(),
         config: s.config,
         format: Format::Names,
@@ -365,8 +395,38 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
     };
     let source_dir = dir("--source-dir", cli.source_dir)?;
     let build_dir = dir("--build-dir", cli.build_dir)?;
-    let ctest_json = file("--ctest-json", cli.ctest_json)?;
-    let dep_list = file("--dep-list", cli.dep_list)?;
+    let ctest_json = ctest_json(cli.ctest_json, &build_dir)?;
+    let dep_list = dep_list(cli.dep_list)?;
+    // A flag that would do nothing here is a mistake in the caller's script.
+    let without = |flag: &str, needs: &str, what: &str| {
+        Err(format!(
+            "{flag} does nothing without {needs}: {what}; drop it, or pass {needs}"
+        ))
+    };
+    if cli.base.is_none() {
+        if cli.head.is_some() {
+            return without(
+                "--head",
+                "--base",
+                "the head revision is compared with a base",
+            );
+        }
+        if cli.merge_base || cli.no_merge_base {
+            let flag = if cli.merge_base {
+                "--merge-base"
+            } else {
+                "--no-merge-base"
+            };
+            return without(flag, "--base", "it chooses how --base is compared");
+        }
+    }
+    if cli.null && cli.changed_from.is_none() {
+        return without(
+            "-z/--null",
+            "--changed-from",
+            "it says how a --changed-from list is separated",
+        );
+    }
     let ci = cli.ci
         || (!cli.no_ci
             && std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1"));
@@ -384,13 +444,15 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         if ci && cli.head.is_none() {
             return Err("CI mode (--ci or CI=true) never reads the working tree: pass --head REV with --base, or an explicit list (--no-ci to override)".into());
         }
-        let base_rev = if cli.merge_base {
+        let base_rev = if !cli.no_merge_base {
             crate::vcs::merge_base(
                 std::path::Path::new(&source_dir),
                 base,
                 cli.head.as_deref().unwrap_or("HEAD"),
             )
-            .map_err(|e| format!("cannot compute the merge base: {e}"))?
+            .map_err(|e| {
+                format!("cannot compute the merge base: {e}; or pass --no-merge-base to compare --base's tree itself")
+            })?
         } else {
             base.clone()
         };
@@ -422,12 +484,6 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
                 .filter(|c| !in_build(c))
                 .map(|c| c.path.into_os_string()),
         );
-        if changed.is_empty() {
-            return Err(format!(
-                "no changed paths between {base} and {} (an empty change set is not an analysis request)",
-                cli.head.as_deref().unwrap_or("the working tree")
-            ));
-        }
     }
     if let Some(from) = cli.changed_from {
         let bytes = if from == "-" {
@@ -440,12 +496,13 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
             std::fs::read(&from)
                 .map_err(|e| format!("--changed-from {}: {e}", from.to_string_lossy()))?
         };
+        if !cli.null && bytes.contains(&0) {
+            return Err(format!(
+                "--changed-from {}: the list holds NUL bytes, so it is NUL-separated (as `git diff -z --name-only` writes it): pass -z",
+                from.to_string_lossy()
+            ));
+        }
         changed.extend(split_changed(bytes, cli.null));
-    }
-    if changed.is_empty() {
-        return Err(
-            "no changed paths given (an empty change set is not an analysis request)".into(),
-        );
     }
     let output = cli
         .output

@@ -335,16 +335,10 @@ fn reference(i: &Input<'_, '_, '_>, holdings: &Holdings, abs: &str) -> Option<St
         .filter(|f| within(f) && i.deps.id_of(f).is_some())
         .min()
     {
-        return Some(format!(
-            "dependency evidence ({})",
-            model.display_path(f)
-        ));
+        return Some(format!("dependency evidence ({})", model.display_path(f)));
     }
     if let Some(f) = model.cmake_inputs.iter().flatten().find(|f| within(f)) {
-        return Some(format!(
-            "a CMake input ({})",
-            model.display_path(f)
-        ));
+        return Some(format!("a CMake input ({})", model.display_path(f)));
     }
     for c in &i.custom.commands {
         if c.files.iter().any(|f| within(f))

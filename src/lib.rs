@@ -132,6 +132,11 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
         analysis.outcome.exit_code()
     };
     if req.fail_on_setup_error && setup_error(&analysis.outcome) {
+        // The state a CI log reader looks for comes first; the fallback's own
+        // state, reasons and remedies follow unchanged.
+        let mut marked = b"SETUP_ERROR\n".to_vec();
+        marked.append(err);
+        *err = marked;
         let _ = writeln!(
             err,
             "exit {}: --fail-on-setup-error: the fallback's root cause is the setup, not the change",

@@ -270,6 +270,42 @@ pub fn repo_root_above(dir: &str) -> Option<String> {
     }
 }
 
+/// The candidate `word` was most likely meant as: the one equal to it but
+/// for case, else the one nearest by edit distance (at most a third of its
+/// length, and at least one edit); ties go to the first.
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        if c.eq_ignore_ascii_case(word) {
+            return Some(c);
+        }
+        let d = edit_distance(word, c);
+        if d * 3 <= word.chars().count().max(3) && best.is_none_or(|(b, _)| d < b) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 /// The current working directory as a folded UTF-8 string.
 pub fn current_dir() -> Option<String> {
     let cwd = std::env::current_dir().ok()?;
@@ -327,6 +363,19 @@ pub fn at_or_below<'a, T>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn did_you_mean_prefers_case_then_nearest() {
+        assert_eq!(
+            super::did_you_mean("debug", ["Release", "Debug"]),
+            Some("Debug")
+        );
+        assert_eq!(
+            super::did_you_mean("core.ad", ["core.add", "core.mul"]),
+            Some("core.add")
+        );
+        assert_eq!(super::did_you_mean("zzz", ["core.add"]), None);
+    }
+
     #[test]
     fn climb_to_spells_paths_out_of_a_directory() {
         assert_eq!(

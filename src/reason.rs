@@ -199,7 +199,7 @@ impl Code {
             UnknownLinkInput => "build the library as a target of this project, or link it by an imported target the codemodel shows",
             UnsupportedLanguage => "nothing to configure: only C and C++ units (and assembly on Ninja, unless it uses .include or .incbin) have trusted dependency evidence",
             UnsupportedGenerator => "configure with -G \"Unix Makefiles\", -G Ninja or -G \"Ninja Multi-Config\"",
-            DepListUnreadable => "write the dependency list after the build: Makefiles: find \"$PWD/BUILD\" -path '*/CMakeFiles/*.dir/*' -name '*.d' > deps.txt; Ninja: add echo \"$PWD/BUILD/.ninja_deps\"",
+            DepListUnreadable => "build the project first (with CMake >= 3.20, or a Ninja generator) and omit --dep-list: the dependency files are found in BUILD; a --dep-list file must list every CMakeFiles/<target>.dir/**/*.d (and BUILD/.ninja_deps with Ninja), absolute",
             DepFileUnreadable | DepFileMalformed => "rebuild, then regenerate the dependency list (a listed file is missing or damaged)",
             DepFileDuplicate => "list each dependency file once",
             DepFileUnmapped => "list only the compilers' .d files under BUILD/CMakeFiles/<target>.dir/ (absolute paths), and BUILD/.ninja_deps for Ninja",

@@ -21,7 +21,7 @@ use std::io::Write;
 use crate::analysis::Analysis;
 use crate::decide::Outcome;
 use crate::graph::Chain;
-use crate::reason::Gap;
+use crate::reason::{Code, Gap};
 use crate::request::{Format, Request};
 
 /// At most this many reasons per code are listed; the rest are counted.
@@ -42,6 +42,14 @@ pub fn render_state_only(outcome: &Outcome, err: &mut Vec<u8>) {
         }
         Outcome::SubsetSelected { .. } => {}
     }
+}
+
+/// `--explain NAME` names no registered test: say so, with the nearest name.
+fn no_such_test(a: &Analysis, name: &str) -> String {
+    let hint = crate::paths::did_you_mean(name, a.verdicts.iter().map(|v| v.name.as_str()))
+        .map(|m| format!(" (did you mean {m:?}?)"))
+        .unwrap_or_default();
+    format!("--explain {name:?}: no such registered test{hint}")
 }
 
 /// Renders a finished analysis. Fails (→ USAGE_ERROR) only when the request
@@ -86,6 +94,12 @@ pub fn render(
             forced,
         } => {
             let skipped = all.len() - selected.len();
+            if req.changed.is_empty() {
+                let _ = writeln!(
+                    err,
+                    "the change set is empty: nothing changed, so no test is affected"
+                );
+            }
             let _ = writeln!(
                 err,
                 "selected {} of {} tests ({} skipped)",
@@ -151,7 +165,7 @@ pub fn render(
                 .verdicts
                 .iter()
                 .find(|v| &v.name == name)
-                .ok_or_else(|| format!("--explain {name:?}: no such registered test"))?;
+                .ok_or_else(|| no_such_test(a, name))?;
             v.push(plan::test_json(t));
         }
         let doc = serde_json::json!({"outcome": a.outcome.state(), "tests": v});
@@ -206,7 +220,7 @@ fn explain(a: &Analysis, names: &[String], out: &mut Vec<u8>) -> Result<(), Stri
             .verdicts
             .iter()
             .find(|v| &v.name == name)
-            .ok_or_else(|| format!("--explain {name:?}: no such registered test"))?;
+            .ok_or_else(|| no_such_test(a, name))?;
         let action = if v.selected {
             "selected"
         } else {
@@ -368,8 +382,26 @@ fn write_gaps(gaps: &[Gap], err: &mut Vec<u8>) {
     for g in gaps {
         by_code.entry((g.code.rank(), g.code)).or_default().push(g);
     }
+    // Without dependency evidence no changed file is in a dependency file:
+    // the missing evidence is the root cause, said (with its remedy) once.
+    let evidence_missing = gaps.iter().any(|g| {
+        matches!(
+            g.code,
+            Code::DepListUnreadable | Code::DepsLogMissing | Code::DepCoverageIncomplete
+        )
+    });
     let mut codes = Vec::new();
     for ((_, code), list) in by_code {
+        if evidence_missing && code == Code::ChangeUnknown {
+            let _ = writeln!(
+                err,
+                "reason {}: {} changed path(s) in no dependency file, as any is while the dependency evidence is missing (above); the first: {}",
+                code.as_str(),
+                list.len(),
+                one_line(&list[0].detail)
+            );
+            continue;
+        }
         codes.push(code);
         for g in list.iter().take(MAX_REASONS_PER_CODE) {
             let _ = writeln!(err, "reason {}: {}", code.as_str(), one_line(&g.detail));

@@ -20,13 +20,8 @@ fn no_arguments_name_every_missing_flag() {
     assert_eq!(r.code, 2);
     assert_eq!(r.stdout, "");
     let line = r.stderr.lines().nth(1).unwrap();
-    for flag in [
-        "--source-dir",
-        "--build-dir",
-        "--ctest-json",
-        "--dep-list",
-        "--changed",
-    ] {
+    // --ctest-json and --dep-list have defaults (issue 31): not required.
+    for flag in ["--source-dir", "--build-dir", "--changed"] {
         assert!(line.contains(flag), "{flag} missing from {line:?}");
     }
 }
@@ -35,9 +30,20 @@ fn no_arguments_name_every_missing_flag() {
 fn help_lists_absolute_dep_list_entries_and_version_names_the_schemas() {
     let r = run_args(&["--help"]);
     assert_eq!(r.code, 0);
-    assert!(r.stdout.contains("find \"$PWD/build\""), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("CMakeFiles/<target>.dir/**/*.d"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains(".ninja_deps"), "{}", r.stdout);
     assert!(r.stdout.contains("5 SETUP_ERROR"), "{}", r.stdout);
+    for sub in ["diff2test init", "diff2test snapshot"] {
+        assert!(
+            r.stdout.contains(sub),
+            "--help should list {sub}: {}",
+            r.stdout
+        );
+    }
     let v = run_args(&["--version"]);
     assert!(
         v.stdout.contains("diff2test.plan.v2") && v.stdout.contains("diff2test.receipt.v2"),
@@ -150,7 +156,14 @@ fn fail_on_setup_error_exits_5_only_for_setup_errors() {
     let r = run_bin(&args, None);
     assert_eq!(r.code, 5, "{r:#?}");
     assert_eq!(r.stdout, "");
-    assert_eq!(r.state(), "FULL_SUITE_REQUIRED");
+    // Issue 31: the first line is the state CI looks for, then the fallback's.
+    assert_eq!(r.state(), "SETUP_ERROR");
+    assert_eq!(
+        r.stderr.lines().nth(1),
+        Some("FULL_SUITE_REQUIRED"),
+        "{}",
+        r.stderr
+    );
     // A change-caused fallback keeps exit 3.
     let r = b.run(&["README.md"], &["--fail-on-setup-error"]);
     assert_eq!(r.code, 3, "{r:#?}");
@@ -258,4 +271,136 @@ fn an_in_source_build_dir_is_no_change_source_and_the_plan_records_the_revisions
     let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(plan["change"]["base"], "HEAD");
     assert_eq!(plan["change"]["head"], serde_json::Value::Null);
+}
+
+// ---------------------------------------------------------------- issue 31, item 7
+
+/// A flag that would do nothing where it is given is a usage error naming it
+/// (before, each was silently ignored).
+#[test]
+fn flags_that_do_nothing_in_context_are_usage_errors() {
+    let b = shared();
+    for (extra, flag) in [
+        (&["--head", "HEAD"][..], "--head"),
+        (&["--merge-base"], "--merge-base"),
+        (&["--no-merge-base"], "--no-merge-base"),
+        (&["-z"], "-z/--null"),
+    ] {
+        let r = b.run(&[CORE_HPP], extra);
+        assert_eq!((r.code, r.state()), (2, "USAGE_ERROR"), "{extra:?}: {r:#?}");
+        assert_eq!(r.stdout, "");
+        assert!(
+            r.stderr.contains(&format!("{flag} does nothing without")),
+            "{extra:?}: {}",
+            r.stderr
+        );
+    }
+}
+
+/// An empty change set (a re-run, an empty commit) is a normal answer: exit
+/// 0, nothing to run, a line saying why (before: a usage error, a red job).
+#[test]
+fn an_empty_change_set_selects_nothing_and_says_so() {
+    let b = shared();
+    let mut args = b.base_args();
+    args.extend(["--changed-from".into(), "-".into()]);
+    let r = run_bin(&args, Some(b""));
+    assert_eq!((r.code, r.state()), (0, "SUBSET_SELECTED"), "{r:#?}");
+    assert_eq!(r.stdout, "");
+    assert!(
+        r.stderr
+            .contains("the change set is empty: nothing changed, so no test is affected"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A NUL-separated list without `-z` is said as such (before: "path
+/// contains NUL", with a [[boundary]] suggested).
+#[test]
+fn a_nul_separated_list_without_z_asks_for_z() {
+    let b = shared();
+    let mut args = b.base_args();
+    args.extend(["--changed-from".into(), "-".into()]);
+    let r = run_bin(&args, Some(format!("{CORE_HPP}\0README.md\0").as_bytes()));
+    assert_eq!((r.code, r.state()), (2, "USAGE_ERROR"), "{r:#?}");
+    assert!(
+        r.stderr.contains("NUL-separated") && r.stderr.contains("pass -z"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("boundary"), "{}", r.stderr);
+}
+
+/// A missing dependency list is the root cause, said once with its remedy:
+/// no changed file is then in a dependency file, and no [[boundary]] is
+/// suggested for them.
+#[test]
+fn a_missing_dependency_list_is_said_once_without_a_boundary_remedy() {
+    let b = shared();
+    let mut args = b.base_args();
+    let i = args.iter().position(|a| a == "--dep-list").unwrap();
+    args[i + 1] = b.root.join("no-such-deps.txt").display().to_string();
+    args.extend([
+        "--changed".into(),
+        CORE_HPP.into(),
+        "--changed".into(),
+        "libs/core/src/core.cpp".into(),
+    ]);
+    let r = run_bin(&args, None);
+    assert_eq!(r.code, 3, "{r:#?}");
+    assert!(
+        r.stderr
+            .contains("remedy DEP_LIST_UNREADABLE: build the project first"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("[[boundary]]"), "{}", r.stderr);
+    assert!(!r.stderr.contains("remedy CHANGE_UNKNOWN"), "{}", r.stderr);
+    let unknown: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("reason CHANGE_UNKNOWN"))
+        .collect();
+    assert_eq!(unknown.len(), 1, "{}", r.stderr);
+    assert!(unknown[0].contains("2 changed path(s)"), "{}", r.stderr);
+}
+
+/// "Did you mean" for a test name, a configuration spelled in another case,
+/// and a changed path given relative to the working directory.
+#[test]
+fn did_you_mean_for_tests_configurations_and_paths() {
+    let b = shared();
+    let r = b.run(&[CORE_HPP], &["--explain", "core.ad"]);
+    assert_eq!(r.code, 2, "{r:#?}");
+    assert!(
+        r.stderr.contains("(did you mean \"core.add\"?)"),
+        "{}",
+        r.stderr
+    );
+    let r = b.run(&[CORE_HPP], &["--config", "debug"]);
+    assert_eq!(r.code, 3, "{r:#?}");
+    assert!(
+        r.stderr.contains("(did you mean \"Debug\"?)"),
+        "{}",
+        r.stderr
+    );
+    // Relative to this process's working directory, not to --source-dir.
+    let cwd = std::env::current_dir().unwrap();
+    let up = "../".repeat(cwd.components().count());
+    let from_cwd = format!(
+        "{up}{}",
+        b.src
+            .join(CORE_HPP)
+            .display()
+            .to_string()
+            .trim_start_matches('/')
+    );
+    let r = b.run(&[&from_cwd], &[]);
+    assert_eq!(r.code, 3, "{r:#?}");
+    assert!(
+        r.stderr.contains(&format!("did you mean {CORE_HPP}?")),
+        "{}",
+        r.stderr
+    );
 }

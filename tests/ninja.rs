@@ -716,7 +716,13 @@ fn multi_config_catalogue_of_the_other_configuration_is_one_setup_reason() {
     let r = run_bin(&args, None);
     assert_eq!(
         (r.code, r.state()),
-        (5, "FULL_SUITE_SELECTED"),
+        (5, "SETUP_ERROR"),
+        "{}",
+        b.transcript(&r)
+    );
+    assert_eq!(
+        r.stderr.lines().nth(1),
+        Some("FULL_SUITE_SELECTED"),
         "{}",
         b.transcript(&r)
     );
@@ -1061,5 +1067,61 @@ fn response_files_launchers_and_quoted_flags_keep_the_ninja_subset() {
             (ns, &n),
         );
         assert_eq!(n.code, 0, "{}", t.b.transcript(&n));
+    }
+}
+
+// ---------------------------------------------------------------- issue 31: fewer steps
+
+/// Issue 31, item 2: `--ctest-json` defaults to `BUILD/ctest.json` and the
+/// dependency files are found in BUILD without `--dep-list`: a run with only
+/// `--source-dir`, `--build-dir` and the change (plus, for Multi-Config, the
+/// configuration and its catalogue) decides exactly as the full command line
+/// does, on Unix Makefiles, Ninja and Ninja Multi-Config, for a subset, a
+/// source change and a fallback. The found list is the listed one: a
+/// missing `.d` is a gap as before (`DEP_COVERAGE_INCOMPLETE`).
+#[test]
+fn the_minimal_command_line_decides_as_the_full_one_on_every_generator() {
+    let _g = read();
+    let sels = [
+        make_sel(makefiles()),
+        make_sel(ninja()),
+        Sel {
+            tree: multi(),
+            config: Some("Debug"),
+        },
+        Sel {
+            tree: multi(),
+            config: Some("Release"),
+        },
+    ];
+    for sel in sels {
+        for changed in [&[CORE_HPP][..], &[CHECKSUM_CPP], &["README.md"]] {
+            let full = run(sel, None, changed);
+            let b = &sel.tree.b;
+            let mut args: Vec<String> = vec![
+                "--source-dir".into(),
+                b.src.display().to_string(),
+                "--build-dir".into(),
+                b.build.display().to_string(),
+            ];
+            if let Some(c) = sel.config {
+                args.extend([
+                    "--config".into(),
+                    c.into(),
+                    "--ctest-json".into(),
+                    sel.tree.catalogue(Some(c)).display().to_string(),
+                ]);
+            }
+            for c in changed {
+                args.extend(["--changed".into(), (*c).into()]);
+            }
+            let minimal = run_bin(&args, None);
+            assert_same(
+                &format!("minimal {changed:?}"),
+                (sel, &minimal),
+                (sel, &full),
+            );
+            assert_eq!(minimal.stderr, full.stderr, "{}", sel.label());
+        }
     }
 }

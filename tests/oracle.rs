@@ -4764,7 +4764,11 @@ fn monorepo_a_change_beside_the_project_is_classified_not_escaped() {
         "#   ../shared/: dependency evidence (../shared/shared_limit.h)\n",
         "#   ../testdata/: named by test \"t_data\"\n",
     ] {
-        assert!(r.stdout.contains(line), "init should list {line:?}:\n{}", r.stdout);
+        assert!(
+            r.stdout.contains(line),
+            "init should list {line:?}:\n{}",
+            r.stdout
+        );
     }
     let o = monorepo_scenario("c30-mono-web-default")
         .after_edits(|ctx| monorepo_commit(ctx, "docs/guide.md", "# Guide, v2\n"))

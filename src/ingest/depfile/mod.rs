@@ -251,13 +251,35 @@ impl Pending<'_, '_> {
         let no_log_gap = || {
             Gap::new(
                 Code::DepsLogMissing,
-                format!(
-                    "the build uses the {:?} generator, which folds compiler depfiles into BUILD/.ninja_deps, and {} names no deps log: add {}/.ninja_deps to it",
-                    model.generator, job.dep_list, model.build_root
-                ),
+                if job.dep_list.is_empty() {
+                    format!(
+                        "the build uses the {:?} generator, which folds compiler depfiles into BUILD/.ninja_deps, and there is no {}/.ninja_deps: build the project with ninja first",
+                        model.generator, model.build_root
+                    )
+                } else {
+                    format!(
+                        "the build uses the {:?} generator, which folds compiler depfiles into BUILD/.ninja_deps, and {} names no deps log: add {}/.ninja_deps to it",
+                        model.generator, job.dep_list, model.build_root
+                    )
+                },
             )
         };
         let ninja = model.is_ninja();
+        // CMake before 3.20 has its Makefiles generator scan dependencies
+        // itself (depend.make): the compilers write no depfile to read.
+        let makefiles = model.generator.ends_with("Makefiles");
+        if let Some((major, minor)) = model.cmake_version.filter(|&v| makefiles && v < (3, 20)) {
+            return (
+                ev,
+                vec![Gap::new(
+                    Code::DepListUnreadable,
+                    format!(
+                        "the build was configured by CMake {major}.{minor} with the {:?} generator, which writes no compiler dependency files (CMake 3.20 and later do): configure with CMake >= 3.20, or with -G Ninja",
+                        model.generator
+                    ),
+                )],
+            );
+        }
         if list.failed {
             if ninja {
                 gaps.push(no_log_gap());

@@ -554,6 +554,91 @@ pub(super) struct DepList {
 
 /// Reads `dep_list` (one path per line or NUL-separated, relative to
 /// `build_root`) and checks its entries.
+/// The dependency files the build left in `build_root`, found without a
+/// list (no `--dep-list`): every regular `*.d` file below a target's object
+/// directory (`…/CMakeFiles/<target>.dir/…`, as CMake places each unit's
+/// depfile beside its object), and `build_root/.ninja_deps`, ninja's deps
+/// log, when it exists. The walk does not follow symlinks; the result is
+/// sorted. The audit is the list's: a compiled unit whose depfile is missing
+/// is a gap as before.
+fn found_in(reader: &Reader, build_root: &str) -> DepList {
+    let mut gaps = Vec::new();
+    let mut entries = Vec::new();
+    let walk = walkdir::WalkDir::new(build_root)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || e.file_name() != ".git");
+    for e in walk {
+        let e = match e {
+            Ok(e) => e,
+            Err(err) => {
+                gaps.push(Gap::new(
+                    Code::DepListUnreadable,
+                    format!("cannot look for dependency files in {build_root}: {err}"),
+                ));
+                continue;
+            }
+        };
+        if !e.file_type().is_file() {
+            continue;
+        }
+        let Some(p) = e.path().to_str() else { continue };
+        let in_object_dir = p
+            .split_once("/CMakeFiles/")
+            .is_some_and(|(_, rest)| rest.contains(".dir/"));
+        if p.ends_with(".d") && in_object_dir {
+            entries.push(paths::fold(p));
+        }
+    }
+    let log = format!("{build_root}/.ninja_deps");
+    if std::fs::metadata(&log).is_ok_and(|m| m.is_file()) {
+        entries.push(log);
+    }
+    entries.sort();
+    entries.dedup();
+    if let Some(long) = entries
+        .iter()
+        .find(|p| p.len() > reader.limits().max_path_len)
+    {
+        gaps.push(Gap::new(
+            Code::LimitExceeded,
+            format!(
+                "{long}: a path exceeds {} bytes (--max-path-len)",
+                reader.limits().max_path_len
+            ),
+        ));
+        entries.retain(|p| p.len() <= reader.limits().max_path_len);
+    }
+    if entries.is_empty() && gaps.is_empty() {
+        gaps.push(Gap::new(
+            Code::DepListUnreadable,
+            format!(
+                "no dependency files in {build_root}: no CMakeFiles/<target>.dir/**/*.d and no .ninja_deps (build the project first)"
+            ),
+        ));
+    }
+    if entries.len() > reader.limits().max_depfiles {
+        gaps.push(Gap::new(
+            Code::LimitExceeded,
+            format!(
+                "{} dependency files exceed the limit of {} (--max-depfiles)",
+                entries.len(),
+                reader.limits().max_depfiles
+            ),
+        ));
+        return DepList {
+            entries: Vec::new(),
+            gaps,
+            failed: true,
+        };
+    }
+    DepList {
+        entries,
+        gaps,
+        failed: false,
+    }
+}
+
 pub(super) fn read_list(reader: &Reader, dep_list: &str, build_root: &str) -> DepList {
     let mut gaps = Vec::new();
     let failed = |gaps: Vec<Gap>| DepList {
@@ -561,6 +646,9 @@ pub(super) fn read_list(reader: &Reader, dep_list: &str, build_root: &str) -> De
         gaps,
         failed: true,
     };
+    if dep_list.is_empty() {
+        return found_in(reader, build_root);
+    }
     let list = match reader.read(dep_list) {
         Ok(b) => b,
         Err(e) => {

@@ -170,12 +170,18 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
                     return Err(Gap::new(
                         Code::ConfigNotFound,
                         format!(
-                            "--config {want:?} is not in the codemodel, which has {}",
+                            "--config {want:?} is not in the codemodel, which has {}{}",
                             cm.configurations
                                 .iter()
                                 .map(|c| format!("{:?}", c.name))
                                 .collect::<Vec<_>>()
-                                .join(", ")
+                                .join(", "),
+                            crate::paths::did_you_mean(
+                                want,
+                                cm.configurations.iter().map(|c| c.name.as_str())
+                            )
+                            .map(|m| format!(" (did you mean {m:?}?)"))
+                            .unwrap_or_default()
                         ),
                     ))
                 }
@@ -417,6 +423,11 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         config: config.name.clone(),
         reply_time: Some(index_mtime),
         generator: index.cmake.generator.name.clone(),
+        cmake_version: index
+            .cmake
+            .version
+            .as_ref()
+            .and_then(|v| Some((v.major?, v.minor?))),
         multi_config: index.cmake.generator.multi_config == Some(true),
         cmake_command: index
             .cmake

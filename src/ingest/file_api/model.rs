@@ -156,6 +156,9 @@ pub struct Codemodel {
     pub reply_time: Option<SystemTime>,
     /// The generator's name (`Unix Makefiles`, …).
     pub generator: String,
+    /// The version (major, minor) of the CMake that configured the build, from
+    /// the reply index; `None` when it does not say.
+    pub cmake_version: Option<(u64, u64)>,
     /// The generator is multi-config (Ninja Multi-Config, Xcode, Visual Studio).
     pub multi_config: bool,
     /// The names of every configuration in the reply.

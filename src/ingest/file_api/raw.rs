@@ -2,7 +2,6 @@
 //! cmakeFiles and toolchains objects, deserialized strictly (a member given
 //! twice is malformed) and borrowing strings where they need no unescaping.
 
-use serde::de::IgnoredAny;
 use serde::Deserialize;
 use std::borrow::Cow;
 
@@ -101,10 +100,19 @@ impl<'de> Deserialize<'de> for StrictObject {
 #[derive(Deserialize)]
 pub(super) struct RawIndexCmake {
     pub(super) generator: RawGenerator,
-    #[allow(dead_code)]
-    pub(super) version: IgnoredAny,
+    #[serde(default)]
+    pub(super) version: Option<RawCmakeVersion>,
     #[serde(default)]
     pub(super) paths: Option<RawCmakePaths>,
+}
+
+/// `cmake.version` of the reply index: the CMake that configured the build.
+#[derive(Deserialize)]
+pub(super) struct RawCmakeVersion {
+    #[serde(default)]
+    pub(super) major: Option<u64>,
+    #[serde(default)]
+    pub(super) minor: Option<u64>,
 }
 
 /// `cmake.paths` of the reply index (every version since the File API's
