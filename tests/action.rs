@@ -53,6 +53,11 @@ fn repo() -> &'static Repo {
         git(&src, &["checkout", "-q", "-b", "docs"]);
         std::fs::write(src.join("NOTES.txt"), "not part of any build\n").unwrap();
         let docs = commit(&src, "an unknown file");
+        // The base branch moved on after feature branched: a file feature never saw.
+        git(&src, &["checkout", "-q", "-b", "moved", &base]);
+        std::fs::write(src.join("CHANGES.txt"), "added on main later\n").unwrap();
+        let moved = commit(&src, "main moved on");
+        git(&src, &["update-ref", "refs/remotes/origin/moved", &moved]);
         git(&src, &["checkout", "-q", "feature"]);
         let b = Built::from_parts(dir, root.clone(), src, root.join("build"));
         prepare(&b);
@@ -690,4 +695,145 @@ fn the_action_writes_a_snapshot_and_passes_a_base_snapshot_on() {
     assert!(!run.out.contains("SNAPSHOT_MISMATCH"), "{}", run.out);
     assert!(run.out.contains("SUBSET_SELECTED"), "{}", run.out);
     assert!(run.ctest_invoked(), "{}", run.out);
+}
+
+// ---------------------------------------------------------------- issue 31
+
+/// A release directory as the release workflow lays it out: the archive of
+/// this version for this machine, holding the binary, and its `.sha256`.
+fn release_dir(corrupt: bool) -> tempfile::TempDir {
+    let dir = scratch_dir("d2t-release-");
+    let target = match std::env::consts::ARCH {
+        "x86_64" => "x86_64-unknown-linux-musl",
+        "aarch64" => "aarch64-unknown-linux-musl",
+        other => panic!("no release target for {other}"),
+    };
+    let name = format!("diff2test-v{}-{target}", env!("CARGO_PKG_VERSION"));
+    let stage = dir.path().join(&name);
+    std::fs::create_dir_all(&stage).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_diff2test"), stage.join("diff2test")).unwrap();
+    let archive = format!("{name}.tar.gz");
+    run_ok(
+        Command::new("tar")
+            .current_dir(dir.path())
+            .args(["-czf", &archive, &name]),
+    );
+    std::fs::remove_dir_all(&stage).unwrap();
+    let sum = String::from_utf8(run_ok(
+        Command::new("sha256sum")
+            .current_dir(dir.path())
+            .arg(&archive),
+    ))
+    .unwrap();
+    let sum = if corrupt {
+        format!("{}{}", "0".repeat(64), &sum[64..])
+    } else {
+        sum
+    };
+    std::fs::write(dir.path().join(format!("{archive}.sha256")), sum).unwrap();
+    dir
+}
+
+/// The action with default inputs installs the released binary of its
+/// version (checked against its checksum), compiling nothing: no cargo and
+/// no diff2test on PATH.
+#[test]
+fn the_action_installs_the_released_binary_by_default_without_compiling() {
+    let r = repo();
+    let ctest = newest_ctest();
+    let rel = release_dir(false);
+    let url = format!("file://{}", rel.path().display());
+    let _g = lock();
+    let run = run_action(
+        &r.b.root,
+        &pr_env(&[
+            ("D2T_INSTALL", "auto"),
+            ("D2T_RELEASE_URL", &url),
+            ("D2T_PIP_SPEC", "/nonexistent/no-wheel.whl"),
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            ("D2T_CTEST", ctest.to_str().unwrap()),
+        ]),
+    );
+    assert!(
+        run.out.contains("installed the released diff2test"),
+        "{}",
+        run.out
+    );
+    assert!(!run.out.contains("cargo install"), "{}", run.out);
+    assert_subset_run(&run, "--tests-from-file");
+    // A checksum that does not match is never run.
+    let bad = release_dir(true);
+    let url = format!("file://{}", bad.path().display());
+    let run = run_action(
+        &r.b.root,
+        &pr_env(&[
+            ("D2T_INSTALL", "release"),
+            ("D2T_RELEASE_URL", &url),
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ]),
+    );
+    assert_eq!(run.code, 1, "{}", run.out);
+    assert!(
+        run.out.contains("does not match its checksum"),
+        "{}",
+        run.out
+    );
+    assert!(!run.ctest_invoked(), "{}", run.out);
+}
+
+/// A merge queue's group compares with its base_sha.
+#[test]
+fn a_merge_group_compares_with_its_base_sha() {
+    let r = repo();
+    let _g = lock();
+    let run = run_action(
+        &r.b.root,
+        &[
+            ("GITHUB_EVENT_NAME", "merge_group"),
+            ("D2T_MERGE_GROUP_BASE", &r.base),
+            ("D2T_SOURCE_DIR", "src"),
+            ("D2T_BUILD_DIR", "build"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.out);
+    assert_eq!(run.ran_set(), set(CORE_SELECTED), "{}", run.out);
+}
+
+/// `--base` compares from the merge base by default: a base branch that
+/// moved on (a file added there) is no change of the head's; with
+/// `--no-merge-base` the trees are compared directly and that file looks
+/// deleted.
+#[test]
+fn base_compares_from_the_merge_base_by_default() {
+    let r = repo();
+    let mut args = r.b.base_args();
+    args.extend(["--ci", "--base", "origin/moved", "--head", "HEAD"].map(String::from));
+    let run = run_bin(&args, None);
+    assert_eq!((run.code, run.state()), (0, "SUBSET_SELECTED"), "{run:?}");
+    assert_eq!(run.names(), CORE_SELECTED);
+    args.push("--no-merge-base".into());
+    let run = run_bin(&args, None);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(
+        run.stderr.contains("reason CHANGE_DELETED: CHANGES.txt"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `--base X --head X`: nothing changed, an empty selection (exit 0), not a
+/// usage error.
+#[test]
+fn the_same_base_and_head_select_nothing() {
+    let r = repo();
+    let mut args = r.b.base_args();
+    args.extend(["--ci", "--base", "HEAD", "--head", "HEAD"].map(String::from));
+    let run = run_bin(&args, None);
+    assert_eq!((run.code, run.state()), (0, "SUBSET_SELECTED"), "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains("the change set is empty"),
+        "{}",
+        run.stderr
+    );
 }

@@ -17,10 +17,16 @@
 #   D2T_CONFIG      --config NAME for diff2test, and -C NAME for ctest (optional)
 #   D2T_FORMAT      an extra copy of the selection in this --format    (default names)
 #   D2T_SHARD       K/N: this job runs shard K of N of the selection  (optional)
-#   D2T_INSTALL     cargo: cargo install --locked --path <this repo> | skip: diff2test is on PATH
+#   D2T_INSTALL     how to get diff2test (default auto: release, else pip, else cargo):
+#                   release: this version's release binary (D2T_RELEASE_URL: where the assets
+#                   are, default the GitHub release v<version>), checked against its .sha256;
+#                   pip: the wheel into a venv (D2T_PIP_SPEC: a wheel file or requirement,
+#                   default diff2test==<version>); cargo: cargo install --locked --path <this
+#                   repo> (compiles); skip: diff2test is on PATH
 #   D2T_CTEST       the ctest command                                 (default ctest)
 #   D2T_CTEST_ARGS  extra ctest arguments, split on whitespace (no quoting), e.g. "-j4 --output-on-failure"
 #   D2T_PUSH_BEFORE the previous tip of a push (action.yml passes github.event.before)
+#   D2T_MERGE_GROUP_BASE  a merge_group event's base_sha (action.yml passes it)
 #   D2T_BASE_SNAPSHOT  --base-snapshot FILE: the base commit's snapshot (with a policy that
 #                   sets build_config = "compare", CMake edits cost only what they change)
 #   D2T_SNAPSHOT_OUT   write this build's snapshot (diff2test snapshot) to FILE, e.g. on the
@@ -89,12 +95,14 @@ build=${D2T_BUILD_DIR:-build}
 src=$(cd "$src" && pwd)
 build=$(cd "$build" && pwd)
 ctest_json=${D2T_CTEST_JSON:-$build/ctest.json}
-dep_list=${D2T_DEP_LIST:-$build/deps.txt}
+# Without a list, diff2test finds the dependency files in the build dir itself.
+dep_args=()
+[[ -n ${D2T_DEP_LIST:-} ]] && dep_args=(--dep-list "$D2T_DEP_LIST")
 head=${D2T_HEAD:-HEAD}
 merge_base=${D2T_MERGE_BASE:-auto}
 format=${D2T_FORMAT:-names}
 shard=${D2T_SHARD:-}
-install=${D2T_INSTALL:-cargo}
+install=${D2T_INSTALL:-auto}
 ctest_cmd=${D2T_CTEST:-ctest}
 read -r -a ctest_args <<<"${D2T_CTEST_ARGS:-}"
 if [[ -n ${D2T_CONFIG:-} ]]; then
@@ -114,20 +122,73 @@ work=$(mktemp -d "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/diff2test.XXXXXX") || die "can
 output summary-file "$work/summary.md"
 
 # --- diff2test ----------------------------------------------------------------------
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_repo/Cargo.toml" | head -n1)
+inst_root="${RUNNER_TEMP:-$work}/diff2test-install"
+# A released binary of this action's version: the archive and its checksum, checked.
+install_release() {
+  local arch target base archive
+  arch=$(uname -m)
+  case $arch in
+    x86_64 | amd64) target=x86_64-unknown-linux-musl ;;
+    aarch64 | arm64) target=aarch64-unknown-linux-musl ;;
+    *) echo "no release binary for $(uname -s) $arch" >&2; return 1 ;;
+  esac
+  [[ $(uname -s) == Linux ]] || { echo "no release binary for $(uname -s)" >&2; return 1; }
+  command -v curl >/dev/null 2>&1 || { echo "curl is not installed" >&2; return 1; }
+  base=${D2T_RELEASE_URL:-https://github.com/${D2T_ACTION_REPOSITORY:-${GITHUB_REPOSITORY:-}}/releases/download/v$version}
+  archive=diff2test-v$version-$target.tar.gz
+  mkdir -p "$inst_root/release" || return 1
+  curl -fsSL --retry 3 -o "$inst_root/release/$archive" "$base/$archive" \
+    && curl -fsSL --retry 3 -o "$inst_root/release/$archive.sha256" "$base/$archive.sha256" || {
+    echo "cannot download $base/$archive (and its .sha256)" >&2
+    return 1
+  }
+  (cd "$inst_root/release" && sha256sum -c --status "$archive.sha256") || {
+    echo "$archive does not match its checksum" >&2
+    return 1
+  }
+  tar -xzf "$inst_root/release/$archive" -C "$inst_root/release" || return 1
+  d2t_bin=$(find "$inst_root/release" -type f -name diff2test -perm -u+x | head -n1)
+  [[ -n $d2t_bin ]]
+}
+# The wheel (pip install diff2test, or D2T_PIP_SPEC: a wheel file or requirement), in a venv.
+install_pip() {
+  command -v python3 >/dev/null 2>&1 || { echo "python3 is not installed" >&2; return 1; }
+  python3 -m venv "$inst_root/venv" >/dev/null 2>&1 || { echo "python3 -m venv failed (python3-venv missing?)" >&2; return 1; }
+  "$inst_root/venv/bin/pip" install --quiet --disable-pip-version-check "${D2T_PIP_SPEC:-diff2test==$version}" || return 1
+  d2t_bin=$inst_root/venv/bin/diff2test
+}
+# Compiles it (minutes, cold): cache ~/.cargo and the install root to make it seconds.
+install_cargo() {
+  command -v cargo >/dev/null 2>&1 || { echo "cargo needs a Rust toolchain (e.g. dtolnay/rust-toolchain@stable before this step)" >&2; return 1; }
+  echo "::group::cargo install --locked --path $action_repo"
+  cargo install --locked --quiet --path "$action_repo" --root "$inst_root" || { echo "::endgroup::"; return 1; }
+  echo "::endgroup::"
+  d2t_bin=$inst_root/bin/diff2test
+}
+d2t_bin=
 case $install in
   skip)
     d2t_bin=$(command -v diff2test) || die "install: skip, but diff2test is not on PATH"
     ;;
-  cargo)
-    command -v cargo >/dev/null 2>&1 || die "install: cargo needs a Rust toolchain (e.g. dtolnay/rust-toolchain@stable before this step)"
-    inst_root="${RUNNER_TEMP:-$work}/diff2test-install"
-    echo "::group::cargo install --locked --path $action_repo"
-    cargo install --locked --quiet --path "$action_repo" --root "$inst_root" || die "cargo install --locked --path $action_repo failed"
-    echo "::endgroup::"
-    d2t_bin=$inst_root/bin/diff2test
+  release) install_release || die "install: release failed (see above)" ;;
+  pip) install_pip || die "install: pip failed (see above)" ;;
+  cargo) install_cargo || die "install: cargo failed (see above)" ;;
+  auto)
+    # Without compiling when a release of this version exists; cargo only as the last resort.
+    if install_release; then
+      echo "$prog: installed the released diff2test $version binary" >&2
+    elif install_pip; then
+      echo "$prog: installed diff2test $version from its wheel" >&2
+    else
+      notice "no released diff2test $version binary or wheel could be installed: compiling it with cargo (cache ~/.cargo and $inst_root to make this fast)"
+      install_cargo || die "install: auto found no release binary or wheel, and cargo failed (see above)"
+    fi
     ;;
-  *) die "install must be cargo or skip, not '$install'" ;;
+  *) die "install must be auto, release, pip, cargo or skip, not '$install'" ;;
 esac
+"$d2t_bin" --version >/dev/null 2>&1 || die "the installed diff2test ($d2t_bin) does not run"
+output installed "$install"
 
 # --- ctest --------------------------------------------------------------------------
 ctest_version=$("$ctest_cmd" --version 2>/dev/null | sed -n 's/^ctest version \([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p' | head -n1)
@@ -172,7 +233,7 @@ shallow_error() {
 # --- snapshot (optional): this build's fingerprints, for later --base-snapshot runs -----
 if [[ -n ${D2T_SNAPSHOT_OUT:-} ]]; then
   snap_args=(snapshot --source-dir "$src" --build-dir "$build" --ctest-json "$ctest_json"
-    --dep-list "$dep_list" --output "$D2T_SNAPSHOT_OUT")
+    "${dep_args[@]}" --output "$D2T_SNAPSHOT_OUT")
   [[ -n ${D2T_CONFIG:-} ]] && snap_args+=(--config "$D2T_CONFIG")
   [[ -n ${D2T_POLICY:-} ]] && snap_args+=(--policy "$D2T_POLICY")
   if "$d2t_bin" "${snap_args[@]}" 2>"$work/snapshot.err"; then
@@ -190,6 +251,11 @@ if [[ -n $base ]]; then
 elif [[ -n ${GITHUB_BASE_REF:-} ]]; then
   base=origin/$GITHUB_BASE_REF
   [[ $merge_base == auto ]] && merge_base=true
+elif [[ ${GITHUB_EVENT_NAME:-} == merge_group ]]; then
+  # A merge queue's group: its commit is built on top of the base branch's tip.
+  base=${D2T_MERGE_GROUP_BASE:-}
+  [[ $merge_base == auto ]] && merge_base=false
+  [[ -n $base ]] || no_base="the merge_group event names no base_sha"
 elif [[ ${GITHUB_EVENT_NAME:-} == push ]]; then
   before=${D2T_PUSH_BEFORE:-}
   if [[ -z $before && -r ${GITHUB_EVENT_PATH:-} ]] && command -v jq >/dev/null 2>&1; then
@@ -216,9 +282,9 @@ if [[ -n $no_base ]]; then
 fi
 
 # --- select -------------------------------------------------------------------------
-args=(--ci --source-dir "$src" --build-dir "$build" --ctest-json "$ctest_json" --dep-list "$dep_list"
+args=(--ci --source-dir "$src" --build-dir "$build" --ctest-json "$ctest_json" "${dep_args[@]}"
   --base "$base" --head "$head" --fail-on-setup-error)
-[[ $merge_base == true ]] && args+=(--merge-base)
+if [[ $merge_base == true ]]; then args+=(--merge-base); else args+=(--no-merge-base); fi
 [[ -n ${D2T_POLICY:-} ]] && args+=(--policy "$D2T_POLICY")
 [[ -n ${D2T_CONFIG:-} ]] && args+=(--config "$D2T_CONFIG")
 [[ -n ${D2T_BASE_SNAPSHOT:-} ]] && args+=(--base-snapshot "$D2T_BASE_SNAPSHOT")
