@@ -32,6 +32,9 @@ pub struct Analysis {
     /// RESOURCE_LOCK), for tests in a group of two or more: `--shard` keeps a
     /// group in one shard.
     pub flow_groups: std::collections::BTreeMap<String, String>,
+    /// With `--shard`: the test costs ctest recorded in the build tree
+    /// (`Testing/Temporary/CTestCostData.txt`), which balance the shards.
+    pub shard_costs: Option<crate::ingest::ctest_cost::Costs>,
     /// `diff2test snapshot`: the snapshot, when the evidence was complete.
     pub snapshot: Option<serde_json::Value>,
     /// `diff2test init`: the starter policy's text.
@@ -56,6 +59,7 @@ impl Analysis {
             policy,
             declarations: Vec::new(),
             flow_groups: Default::default(),
+            shard_costs: None,
             snapshot: None,
             init: None,
         }

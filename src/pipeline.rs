@@ -59,6 +59,9 @@ pub fn analyse_request(req: &Request, policy: Policy) -> Analysis {
     if let Some(model) = model_cell.into_inner() {
         ingest::drop_in_background(model);
     }
+    if req.shard.is_some() {
+        a.shard_costs = ingest::ctest_cost::read(&req.build_dir);
+    }
     a
 }
 

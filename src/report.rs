@@ -142,10 +142,12 @@ pub fn render(
     };
     let sharded: Option<Vec<String>> = match (req.shard, selection) {
         (Some((k, n)), Some(sel)) => {
+            let shards = shards_of(a, sel, n);
             let mine: Vec<String> = sel
                 .iter()
-                .filter(|t| shard_of(a, t, n) == k - 1)
-                .cloned()
+                .zip(&shards)
+                .filter(|(_, &s)| s == k - 1)
+                .map(|(t, _)| t.clone())
                 .collect();
             let _ = writeln!(
                 err,
@@ -153,6 +155,22 @@ pub fn render(
                 mine.len(),
                 sel.len()
             );
+            if let Some(c) = &a.shard_costs {
+                let total = |want: usize| -> f64 {
+                    sel.iter()
+                        .zip(&shards)
+                        .filter(|(_, &s)| s == want)
+                        .map(|(t, _)| cost_of(c, t))
+                        .sum()
+                };
+                let _ = writeln!(
+                    err,
+                    "shard {k}/{n}: balanced by the costs in {} (this shard {:.1} s of {:.1} s); every shard must read the same file",
+                    c.path,
+                    total(k - 1),
+                    (0..n).map(total).sum::<f64>()
+                );
+            }
             Some(mine)
         }
         _ => None,
@@ -243,6 +261,49 @@ fn explain(a: &Analysis, names: &[String], out: &mut Vec<u8>) -> Result<(), Stri
         }
     }
     Ok(())
+}
+
+/// The cost of test `name` by `costs`: its recorded average, else (never run
+/// yet) the mean of the recorded ones.
+fn cost_of(costs: &crate::ingest::ctest_cost::Costs, name: &str) -> f64 {
+    costs
+        .seconds
+        .get(name)
+        .copied()
+        .unwrap_or_else(|| costs.seconds.values().sum::<f64>() / costs.seconds.len().max(1) as f64)
+}
+
+/// The shard (0-based, of `n`) of each test of `sel`. With the costs ctest
+/// recorded (`Analysis::shard_costs`): the groups (a data-flow group, else a
+/// test alone) go, costliest first (ties by key), each to the shard with the
+/// least cost so far (ties to the lowest): every job that reads the same cost
+/// file and selection computes the same split. Without: [`shard_of`].
+pub fn shards_of(a: &Analysis, sel: &[String], n: usize) -> Vec<usize> {
+    let Some(costs) = &a.shard_costs else {
+        return sel.iter().map(|t| shard_of(a, t, n)).collect();
+    };
+    let key = |t: &str| {
+        a.flow_groups
+            .get(t)
+            .cloned()
+            .unwrap_or_else(|| t.to_owned())
+    };
+    let mut groups: BTreeMap<String, f64> = BTreeMap::new();
+    for t in sel {
+        *groups.entry(key(t)).or_default() += cost_of(costs, t);
+    }
+    let mut order: Vec<(String, f64)> = groups.into_iter().collect();
+    order.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
+    let mut load = vec![0.0f64; n];
+    let mut shard_of_key: BTreeMap<String, usize> = BTreeMap::new();
+    for (k, c) in order {
+        let s = (0..n)
+            .min_by(|&i, &j| load[i].total_cmp(&load[j]).then(i.cmp(&j)))
+            .unwrap_or(0);
+        load[s] += c;
+        shard_of_key.insert(k, s);
+    }
+    sel.iter().map(|t| shard_of_key[&key(t)]).collect()
 }
 
 /// The shard (0-based, of `n`) of test `name`: tests that hand each other

@@ -343,18 +343,31 @@ fn shards_are_disjoint_and_together_run_the_selection() {
     let newest = newest_ctest();
     let old = old_ctest();
     let _g = lock();
+    // Shard jobs run on separate machines that restore one CTestCostData.txt
+    // (which balances the shards); here they share a build dir, whose cost
+    // file each job's ctest run rewrites: each job starts from the same one.
+    let costs = r.b.build.join("Testing/Temporary/CTestCostData.txt");
+    let saved = std::fs::read(&costs).ok();
+    let restore = || match &saved {
+        Some(bytes) => std::fs::write(&costs, bytes).unwrap(),
+        None => {
+            let _ = std::fs::remove_file(&costs);
+        }
+    };
     for ctest in [&newest, &old] {
         let mut union = BTreeSet::new();
         let mut total = 0;
         for shard in ["1/2", "2/2"] {
+            restore();
+            let expected: BTreeSet<String> = diff2test_names(r, &["--shard", shard])
+                .into_iter()
+                .collect();
             let run = run_action(
                 &r.b.root,
                 &pr_env(&[("D2T_SHARD", shard), ("D2T_CTEST", ctest.to_str().unwrap())]),
             );
             assert_eq!(run.code, 0, "{}", run.out);
-            let expected: BTreeSet<String> = diff2test_names(r, &["--shard", shard])
-                .into_iter()
-                .collect();
+            assert!(run.outputs.contains("ran-count="), "{}", run.outputs);
             assert_eq!(run.ran_set(), expected, "shard {shard}:\n{}", run.out);
             assert!(
                 run.summary.contains(&format!("shard {shard}")),
@@ -367,6 +380,53 @@ fn shards_are_disjoint_and_together_run_the_selection() {
         assert_eq!(total, union.len(), "the shards overlap");
         assert_eq!(union, set(CORE_SELECTED));
     }
+    restore();
+}
+
+/// A whole-suite run (no base) is split across the shards too, by ctest's
+/// own numbering (before: all of it on shard 1); each reports what ran and
+/// what passed in the step summary, and sets ran-count.
+#[test]
+fn a_whole_suite_run_is_split_across_the_shards() {
+    let r = repo();
+    let ctest = newest_ctest();
+    let _g = lock();
+    let mut union = BTreeSet::new();
+    let mut total = 0;
+    for shard in ["1/2", "2/2"] {
+        let run = run_action(
+            &r.b.root,
+            &[
+                ("GITHUB_EVENT_NAME", "workflow_dispatch"),
+                ("D2T_SOURCE_DIR", "src"),
+                ("D2T_BUILD_DIR", "build"),
+                ("D2T_SHARD", shard),
+                ("D2T_CTEST", ctest.to_str().unwrap()),
+            ],
+        );
+        assert_eq!(run.code, 0, "{}", run.out);
+        assert!(
+            !run.ran.is_empty(),
+            "shard {shard} ran nothing:\n{}",
+            run.out
+        );
+        assert!(
+            run.outputs
+                .contains(&format!("ran-count={}\n", run.ran.len())),
+            "{}",
+            run.outputs
+        );
+        assert!(
+            run.summary
+                .contains(&format!("ctest ran {} test(s): all passed.", run.ran.len())),
+            "{}",
+            run.summary
+        );
+        total += run.ran.len();
+        union.extend(run.ran);
+    }
+    assert_eq!(total, union.len(), "the shards overlap");
+    assert_eq!(union, set(ALL_TESTS));
 }
 
 #[test]
@@ -695,6 +755,20 @@ fn the_action_writes_a_snapshot_and_passes_a_base_snapshot_on() {
     assert!(!run.out.contains("SNAPSHOT_MISMATCH"), "{}", run.out);
     assert!(run.out.contains("SUBSET_SELECTED"), "{}", run.out);
     assert!(run.ctest_invoked(), "{}", run.out);
+    // A cache miss (no snapshot restored): said, and the selection goes on
+    // without it (issue 31, item 4).
+    let missing = tmp.path().join("not-restored.snapshot.json");
+    let run = run_action(
+        &r.b.root,
+        &pr_env(&[
+            ("D2T_BASE_SNAPSHOT", missing.to_str().unwrap()),
+            ("D2T_POLICY", policy.to_str().unwrap()),
+            ("D2T_CTEST", old.to_str().unwrap()),
+        ]),
+    );
+    assert_eq!(run.code, 0, "{}", run.out);
+    assert!(run.out.contains("no base snapshot at"), "{}", run.out);
+    assert!(run.out.contains("SUBSET_SELECTED"), "{}", run.out);
 }
 
 // ---------------------------------------------------------------- issue 31

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use std::process::Command;
 
 const CORE_HPP: &str = "libs/core/include/core/core.hpp";
 
@@ -402,5 +403,69 @@ fn did_you_mean_for_tests_configurations_and_paths() {
         r.stderr.contains(&format!("did you mean {CORE_HPP}?")),
         "{}",
         r.stderr
+    );
+}
+
+// ---------------------------------------------------------------- issue 31, item 6
+
+/// With the costs ctest recorded in the build tree (`CTestCostData.txt`,
+/// written by a real ctest run here), `--shard` balances the shards by time:
+/// disjoint, together the selection, the same on every call; a full-suite
+/// fallback is split too. A test that costs more than all the others
+/// together gets a shard of its own.
+#[test]
+fn shards_are_balanced_by_the_costs_ctest_recorded() {
+    // A private tree: ctest writes into it.
+    let b = &build_fixture(&["-DD2T_SHARD_COST_TREE=ON"]);
+    run_ok(
+        Command::new("ctest")
+            .current_dir(&b.build)
+            .args(["-j2", "--quiet"]),
+    );
+    let costs = b.build.join("Testing/Temporary/CTestCostData.txt");
+    assert!(costs.is_file(), "ctest wrote no {}", costs.display());
+    for changed in [CORE_HPP, "README.md"] {
+        let whole = b.run(&[changed], &[]);
+        let mut union = Vec::new();
+        for k in 1..=3 {
+            let r = b.run(&[changed], &["--shard", &format!("{k}/3")]);
+            assert_eq!(r.code, whole.code, "{r:#?}");
+            assert!(
+                r.stderr.contains("balanced by the costs in")
+                    && r.stderr.contains("CTestCostData.txt"),
+                "{}",
+                r.stderr
+            );
+            assert_eq!(
+                r.stdout,
+                b.run(&[changed], &["--shard", &format!("{k}/3")]).stdout
+            );
+            union.extend(r.names().iter().map(|s| s.to_string()));
+        }
+        let n = union.len();
+        union.sort();
+        union.dedup();
+        assert_eq!(n, union.len(), "shards overlap: {union:?}");
+        let mut all: Vec<String> = whole.names().iter().map(|s| s.to_string()).collect();
+        all.sort();
+        assert_eq!(union, all, "{changed}: the shards are not the selection");
+    }
+    // One test costlier than the rest together: alone in its shard.
+    let mut text = String::new();
+    for t in CORE_SELECTED {
+        let secs = if *t == "net.decode" { 1000.0 } else { 1.0 };
+        text.push_str(&format!("{t} 1 {secs}\n"));
+    }
+    text.push_str("---\n");
+    std::fs::write(&costs, text).unwrap();
+    let alone: Vec<Vec<String>> = (1..=2)
+        .map(|k| {
+            let r = b.run(&[CORE_HPP], &["--shard", &format!("{k}/2")]);
+            r.names().iter().map(|s| s.to_string()).collect()
+        })
+        .collect();
+    assert!(
+        alone.iter().any(|s| s == &["net.decode"]),
+        "net.decode should run alone: {alone:?}"
     );
 }

@@ -11,6 +11,7 @@ pub mod build_commands;
 pub mod configure_reads;
 pub mod coverage;
 pub mod ctest;
+pub mod ctest_cost;
 pub mod custom_commands;
 pub mod depfile;
 pub mod depfile_syntax;

@@ -45,7 +45,8 @@
 #         ctest --tests-from-file LIST; older: ctest -R once per --format ctest-regex
 #         line. Afterwards the tests ctest ran (its JUnit report) must include every
 #         selected name: fewer fails the step; more (fixtures) is reported.
-#   4     FULL_SUITE_REQUIRED: plain ctest with D2T_CTEST_ARGS (with a shard: in shard 1).
+#   4     FULL_SUITE_REQUIRED: plain ctest with D2T_CTEST_ARGS (with a shard K/N: every Nth
+#         test from test K, ctest -I K,,N).
 #   5     setup error: the step fails with the reasons, nothing runs.
 #   else  the step fails.
 set -uo pipefail
@@ -208,16 +209,53 @@ run_ctest() {
   return "${PIPESTATUS[0]}"
 }
 
-# The whole suite, the usual way (exit 4, or no base). $1 says why.
-run_full_suite() {
-  if ((shard_n > 1 && shard_k != 1)); then
-    notice "diff2test: $1; shard 1/$shard_n runs the whole suite, this shard runs nothing"
-    summary_line "Shard $shard_k/$shard_n runs nothing: shard 1/$shard_n runs the whole suite."
-    exit 0
+# What ctest's JUnit reports $@ say: "RAN FAILED"; the failed names go to $work/failed.txt.
+junit_counts() {
+  local ran=0 f n
+  : >"$work/failed.txt"
+  for f in "$@"; do
+    [[ -f $f ]] || continue
+    n=$(grep -o '<testcase ' "$f" | wc -l | tr -d ' ')
+    ran=$((ran + n))
+    grep -o '<testcase name="[^"]*"[^>]*status="fail"' "$f" | sed -e 's/^<testcase name="//' -e 's/".*//' \
+      -e 's/&lt;/</g' -e 's/&gt;/>/g' -e 's/&quot;/"/g' -e "s/&apos;/'/g" -e 's/&amp;/\&/g' >>"$work/failed.txt"
+  done
+  echo "$ran $(wc -l <"$work/failed.txt" | tr -d ' ')"
+}
+# The step summary's result line and the ran-count output, from the JUnit reports $@.
+report_results() {
+  local counts ran failed
+  counts=$(junit_counts "$@")
+  read -r ran failed <<<"$counts"
+  output ran-count "$ran"
+  if ((failed == 0)); then
+    summary_line "ctest ran $ran test(s): all passed."
+  else
+    # shellcheck disable=SC2016 # the backquotes are markdown
+    summary_line "ctest ran $ran test(s): $((ran - failed)) passed, $failed failed: $(sed 's/.*/`&`/' "$work/failed.txt" | tr '\n' ' ')"
   fi
-  notice "diff2test: $1; running the whole suite: ctest ${ctest_args[*]}"
-  run_ctest "$work/ctest-full.log" "${ctest_args[@]}"
-  exit $?
+}
+
+# The whole suite, the usual way (exit 4, or no base). $1 says why. With a shard,
+# each shard runs every Nth test by ctest's own numbering (ctest -I K,,N): the shards
+# are disjoint and together the suite.
+run_full_suite() {
+  local stride=() j=() rc
+  if ((shard_n > 1)); then
+    stride=(-I "$shard_k,,$shard_n")
+    notice "diff2test: $1; shard $shard_k/$shard_n runs every ${shard_n}th test of the whole suite from test $shard_k: ctest ${ctest_args[*]} ${stride[*]}"
+  else
+    notice "diff2test: $1; running the whole suite: ctest ${ctest_args[*]}"
+  fi
+  ctest_at_least 3 21 && j=(--output-junit "$work/junit-full.xml")
+  run_ctest "$work/ctest-full.log" "${ctest_args[@]}" "${stride[@]}" "${j[@]}"
+  rc=$?
+  if ((${#j[@]})); then
+    report_results "$work/junit-full.xml"
+  else
+    output ran-count "$(grep -Eo 'tests (passed|failed) out of [0-9]+' "$work/ctest-full.log" | grep -Eo '[0-9]+$' | tail -n1)"
+  fi
+  exit $rc
 }
 
 # --- base -------------------------------------------------------------------------
@@ -287,7 +325,14 @@ args=(--ci --source-dir "$src" --build-dir "$build" --ctest-json "$ctest_json" "
 if [[ $merge_base == true ]]; then args+=(--merge-base); else args+=(--no-merge-base); fi
 [[ -n ${D2T_POLICY:-} ]] && args+=(--policy "$D2T_POLICY")
 [[ -n ${D2T_CONFIG:-} ]] && args+=(--config "$D2T_CONFIG")
-[[ -n ${D2T_BASE_SNAPSHOT:-} ]] && args+=(--base-snapshot "$D2T_BASE_SNAPSHOT")
+if [[ -n ${D2T_BASE_SNAPSHOT:-} ]]; then
+  if [[ -f $D2T_BASE_SNAPSHOT ]]; then
+    args+=(--base-snapshot "$D2T_BASE_SNAPSHOT")
+  else
+    # A cache miss (the base commit's main run saved none): CMake edits cost the whole suite.
+    notice "diff2test: no base snapshot at $D2T_BASE_SNAPSHOT (not restored?): a CMake edit selects the whole suite"
+  fi
+fi
 [[ -n $shard ]] && args+=(--shard "$shard")
 
 # d2t FORMAT OUTFILE: one run; stderr kept in OUTFILE.err; returns the exit code.
@@ -350,6 +395,7 @@ if ((n_sel == 0)); then
   # every test: neither is asked. Nothing to run is a success.
   echo "diff2test: no test affected$where: ctest is not run"
   summary_line "No test affected$where: ctest was not run."
+  output ran-count 0
   exit 0
 fi
 
@@ -434,5 +480,9 @@ else
   ((n_ran > n_sel)) && warning "ctest ran $n_ran tests, more than the $n_sel selected (fixtures it added)"
 fi
 echo "diff2test: ctest ran $n_ran test(s) for $n_sel selected$where"
-output ran-count "$n_ran"
+if $junit; then
+  report_results "$work"/junit-*.xml
+else
+  output ran-count "$n_ran"
+fi
 exit "$ctest_rc_all"
