@@ -16,8 +16,10 @@ use crate::request::{Format, Request};
 
 const AFTER_HELP: &str = "\
 Subcommands (each with its own --help):
-  diff2test init      write a commented starter diff2test.toml from the build's evidence
-  diff2test snapshot  write the build's snapshot, for a later --base-snapshot
+  diff2test init         write a commented starter diff2test.toml from the build's evidence
+  diff2test snapshot     write the build's snapshot, for a later --base-snapshot
+  diff2test completions  print shell completions: bash, zsh, fish, elvish or powershell
+  diff2test man          print the man page (roff): diff2test man > diff2test.1
 
 Exit codes: 0 SUBSET_SELECTED, 2 USAGE_ERROR, 3 FULL_SUITE_SELECTED, 4 FULL_SUITE_REQUIRED,
 5 SETUP_ERROR (only with --fail-on-setup-error: the fallback's root cause is the setup), 70 INTERNAL_ERROR.
@@ -35,10 +37,11 @@ BUILD/.ninja_deps for Ninja generators); --dep-list FILE lists them instead (abs
 or relative to BUILD). Relative changed paths are relative to the git repository's top when
 SRC lies in one (as `git diff --name-only` prints them), else to SRC.";
 
-/// `--version`: the tool's version and the document schemas it writes.
+/// `--version`: the tool's version, the document schemas it writes and the
+/// CMake versions whose File API replies it reads.
 const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
-    " (plan diff2test.plan.v2, receipt diff2test.receipt.v2)"
+    " (plan diff2test.plan.v2, receipt diff2test.receipt.v2, snapshot diff2test.snapshot.v1; CMake 3.20 to 4.x)"
 );
 
 /// diff2test: which CTest tests must run for a change, from static CMake evidence.
@@ -373,8 +376,63 @@ fn clap_message(text: &str) -> String {
     }
 }
 
+/// The whole command line as one clap command, subcommands included: what
+/// completions and the man page are generated from.
+fn full_command() -> clap::Command {
+    use clap::CommandFactory;
+    let shells = ["bash", "zsh", "fish", "elvish", "powershell"];
+    Cli::command()
+        .subcommand_negates_reqs(true)
+        .subcommand(InitCli::command().name("init"))
+        .subcommand(SnapshotCli::command().name("snapshot"))
+        .subcommand(
+            clap::Command::new("completions")
+                .about("Print shell completions")
+                .arg(clap::Arg::new("shell").required(true).value_parser(shells)),
+        )
+        .subcommand(clap::Command::new("man").about("Print the man page (roff)"))
+}
+
+/// `diff2test completions SHELL` and `diff2test man`.
+fn parse_generated(args: &[OsString]) -> Result<Parsed, String> {
+    let mut buf = Vec::new();
+    let mut cmd = full_command();
+    if args[1] == "man" {
+        if args.len() > 2 {
+            return Err("diff2test man takes no arguments".into());
+        }
+        clap_mangen::Man::new(cmd)
+            .render(&mut buf)
+            .map_err(|e| format!("cannot render the man page: {e}"))?;
+    } else {
+        use clap_complete::Shell;
+        let shell =
+            match args.get(2).and_then(|s| s.to_str()) {
+                Some("bash") if args.len() == 3 => Shell::Bash,
+                Some("zsh") if args.len() == 3 => Shell::Zsh,
+                Some("fish") if args.len() == 3 => Shell::Fish,
+                Some("elvish") if args.len() == 3 => Shell::Elvish,
+                Some("powershell") if args.len() == 3 => Shell::PowerShell,
+                _ => return Err(
+                    "diff2test completions takes one shell: bash, zsh, fish, elvish or powershell"
+                        .into(),
+                ),
+            };
+        clap_complete::generate(shell, &mut cmd, "diff2test", &mut buf);
+    }
+    String::from_utf8(buf)
+        .map(Parsed::Info)
+        .map_err(|_| "generated text is not UTF-8".into())
+}
+
 /// Parses arguments. Errors are one-line usage messages.
 pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String> {
+    if args
+        .get(1)
+        .is_some_and(|a| a == "completions" || a == "man")
+    {
+        return parse_generated(&args);
+    }
     if args.get(1).is_some_and(|a| a == "snapshot") {
         return parse_snapshot(args);
     }
@@ -578,5 +636,6 @@ mod tests {
     fn verify_cli() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+        full_command().debug_assert();
     }
 }

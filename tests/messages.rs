@@ -469,3 +469,53 @@ fn shards_are_balanced_by_the_costs_ctest_recorded() {
         "net.decode should run alone: {alone:?}"
     );
 }
+
+/// `--help` lists every subcommand, `--version` the schemas and the CMake
+/// range; `completions` and `man` print what clap generates from the same
+/// definition (issue 31, item 7).
+#[test]
+fn help_version_completions_and_man_page() {
+    let h = run_args(&["--help"]);
+    for sub in ["init", "snapshot", "completions", "man"] {
+        assert!(
+            h.stdout.contains(&format!("diff2test {sub}")),
+            "{sub}: {}",
+            h.stdout
+        );
+    }
+    let v = run_args(&["--version"]);
+    assert!(v.stdout.contains("CMake 3.20 to 4.x"), "{}", v.stdout);
+    assert!(v.stdout.contains("diff2test.snapshot.v1"), "{}", v.stdout);
+    for (shell, needle) in [
+        ("bash", "complete -F _diff2test"),
+        ("zsh", "#compdef diff2test"),
+        ("fish", "complete -c diff2test"),
+    ] {
+        let r = run_args(&["completions", shell]);
+        assert_eq!(r.code, 0, "{shell}: {r:#?}");
+        assert!(
+            r.stdout.contains(needle),
+            "{shell}: {}",
+            &r.stdout[..r.stdout.len().min(400)]
+        );
+        assert!(r.stdout.contains("source-dir"), "{shell}");
+        assert!(
+            r.stdout.contains("snapshot"),
+            "{shell}: subcommands complete too"
+        );
+    }
+    let bad = run_args(&["completions", "tcsh"]);
+    assert_eq!((bad.code, bad.state()), (2, "USAGE_ERROR"));
+    assert!(bad.stdout.is_empty());
+    let m = run_args(&["man"]);
+    assert_eq!(m.code, 0);
+    assert!(
+        m.stdout.starts_with(".ie") || m.stdout.contains(".TH diff2test 1"),
+        "{}",
+        m.stdout
+    );
+    assert!(
+        m.stdout.contains("source\\-dir"),
+        "the man page documents the flags"
+    );
+}
