@@ -3,6 +3,8 @@
 # Python venv under target/cmake-venvs/<name>/ (PyPI's `cmake` wheels put cmake and ctest in bin/):
 #
 #   target/cmake-venvs/3.20/    cmake==3.20.*   the oldest CMake diff2test supports (newest 3.20.x wheel)
+#   target/cmake-venvs/3.18/    cmake==3.18.*   older than supported: its Makefiles generator writes no
+#                                               .d files, which diff2test must say plainly (PyPI has no 3.19)
 #   target/cmake-venvs/ninja-newest/  ninja  the newest ninja (1.13+; Debian ships 1.11)
 #   target/cmake-venvs/newest/  cmake>=4,<5     the newest 4.x (shared with
 #                                               .github/actions/diff2test/install-cmake.sh)
@@ -27,6 +29,7 @@ ROOT="$PWD/target/cmake-venvs"
 spec_of() {
   case $1 in
     3.20) echo "cmake==3.20.*" ;;
+    3.18) echo "cmake==3.18.*" ;;
     newest) echo "cmake>=4,<5" ;;
     *) return 1 ;;
   esac
@@ -34,15 +37,16 @@ spec_of() {
 want_prefix_of() {
   case $1 in
     3.20) echo "3.20." ;;
+    3.18) echo "3.18." ;;
     newest) echo "4." ;;
   esac
 }
 
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(3.20 newest)
+[[ ${#names[@]} -gt 0 ]] || names=(3.20 3.18 newest)
 for n in "${names[@]}"; do
   spec_of "$n" >/dev/null || {
-    echo "$prog: error: unknown venv name $n (known: 3.20 newest)" >&2
+    echo "$prog: error: unknown venv name $n (known: 3.20 3.18 newest)" >&2
     exit 2
   }
 done

@@ -252,7 +252,10 @@ fn ensure_venvs() {
                     o.status.success() && String::from_utf8_lossy(&o.stdout).starts_with(want)
                 })
         };
-        if ok("3.20", "cmake version 3.20.") && ok("newest", "cmake version 4.") {
+        if ok("3.20", "cmake version 3.20.")
+            && ok("3.18", "cmake version 3.18.")
+            && ok("newest", "cmake version 4.")
+        {
             return Ok(());
         }
         let start = Instant::now();
@@ -752,6 +755,83 @@ fn every_version_gives_the_same_transcripts() {
                 "{what}: CMake {} and {} disagree",
                 v.name, ALL[0].name
             );
+        }
+    }
+}
+
+/// CMake before 3.20 with a Makefiles generator writes no compiler `.d`
+/// files (it scanned dependencies itself): diff2test says so in one reason,
+/// with the remedy, and falls back; the same CMake with Ninja gives a subset
+/// (issue 31, item 2). Real CMake 3.18 from PyPI (there is no 3.19 wheel).
+#[test]
+fn cmake_before_3_20_with_makefiles_is_said_plainly_and_ninja_works() {
+    ensure_venvs();
+    let cmake = repo_root().join("target/cmake-venvs/3.18/bin/cmake");
+    let ctest = repo_root().join("target/cmake-venvs/3.18/bin/ctest");
+    let dir = scratch_dir("d2t-cmake318-");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.14)\nproject(old CXX)\nenable_testing()\n\
+         add_executable(t t.cpp)\nadd_test(NAME t COMMAND t)\n\
+         add_executable(u u.cpp)\nadd_test(NAME u COMMAND u)\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("t.h"), "#define V 1\n").unwrap();
+    std::fs::write(
+        src.join("t.cpp"),
+        "#include \"t.h\"\nint main() { return V - 1; }\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("u.cpp"), "int main() { return 0; }\n").unwrap();
+    for (gen, dirname) in [("Unix Makefiles", "build-make"), ("Ninja", "build-ninja")] {
+        let build = dir.path().join(dirname);
+        let q = build.join(".cmake/api/v1/query");
+        std::fs::create_dir_all(&q).unwrap();
+        for k in ["codemodel-v2", "cmakeFiles-v1"] {
+            std::fs::write(q.join(k), "").unwrap();
+        }
+        run_ok(
+            Command::new(&cmake)
+                .arg("-S")
+                .arg(&src)
+                .arg("-B")
+                .arg(&build)
+                .args(["-G", gen]),
+        );
+        run_ok(Command::new(&cmake).arg("--build").arg(&build));
+        let json = run_ok(
+            Command::new(&ctest)
+                .current_dir(&build)
+                .arg("--show-only=json-v1"),
+        );
+        std::fs::write(build.join("ctest.json"), json).unwrap();
+        let args: Vec<String> = vec![
+            "--source-dir".into(),
+            src.display().to_string(),
+            "--build-dir".into(),
+            build.display().to_string(),
+            "--changed".into(),
+            "t.h".into(),
+        ];
+        let r = run_bin(&args, None);
+        if gen == "Ninja" {
+            assert_eq!((r.code, r.stdout.as_str()), (0, "t\n"), "{gen}: {r:#?}");
+        } else {
+            assert_eq!(r.code, 3, "{gen}: {r:#?}");
+            assert!(
+                r.stderr.contains("reason DEP_LIST_UNREADABLE: the build was configured by CMake 3.18 with the \"Unix Makefiles\" generator, which writes no compiler dependency files"),
+                "{}",
+                r.stderr
+            );
+            assert_eq!(
+                r.stderr.matches("reason DEP_LIST_UNREADABLE").count(),
+                1,
+                "{}",
+                r.stderr
+            );
+            assert!(!r.stderr.contains("[[boundary]]"), "{}", r.stderr);
         }
     }
 }

@@ -1,0 +1,41 @@
+//! Issue 31, item 5: the repository's own CI on a hosted runner. A GitHub
+//! runner is not root, so `.ci/run` cannot install what it misses there
+//! unless sudo may: the workflow must install every package `.ci/run` looks
+//! for, and `.ci/run` falls back to `sudo -n` (checked here statically; a
+//! hosted run itself can only be checked on GitHub).
+
+mod common;
+
+use common::repo_root;
+
+/// The Debian packages `.ci/run` installs when missing (`missing+=(pkg)`).
+fn packages_ci_run_needs() -> Vec<String> {
+    let text = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
+    let mut out: Vec<String> = text
+        .match_indices("missing+=(")
+        .map(|(i, m)| {
+            let rest = &text[i + m.len()..];
+            rest[..rest.find(')').unwrap()].to_owned()
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn the_workflow_installs_everything_ci_run_needs() {
+    let needs = packages_ci_run_needs();
+    assert!(needs.len() >= 8, "{needs:?}");
+    let wf = std::fs::read_to_string(repo_root().join(".github/workflows/ci.yml")).unwrap();
+    let install = wf
+        .lines()
+        .find(|l| l.contains("sudo apt-get install") && l.contains("ninja-build"))
+        .unwrap_or_else(|| panic!("ci.yml has no apt-get install line with ninja-build:\n{wf}"));
+    let words: Vec<&str> = install.split_whitespace().collect();
+    for p in &needs {
+        assert!(words.contains(&p.as_str()), "ci.yml does not install {p}: {install}");
+    }
+    let run = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
+    assert!(run.contains("sudo -n"), ".ci/run should use sudo -n when not root");
+}
