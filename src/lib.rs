@@ -100,6 +100,12 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
         Ok(p) => p,
         Err(msg) => return usage(msg, err),
     };
+    if req.base_snapshot.is_some() && !policy.compare_mode(true) {
+        return usage(
+            "--base-snapshot does nothing: the policy sets build_config = \"full\", which keeps compare mode off; drop one of them".into(),
+            err,
+        );
+    }
     #[cfg(debug_assertions)]
     if std::env::var_os("DIFF2TEST_TEST_HOOK_PANIC").is_some() {
         // Test-only hook (debug builds only): proves a panic ends as INTERNAL_ERROR.

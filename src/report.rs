@@ -443,20 +443,34 @@ fn write_gaps(gaps: &[Gap], err: &mut Vec<u8>) {
     for g in gaps {
         by_code.entry((g.code.rank(), g.code)).or_default().push(g);
     }
-    // Without dependency evidence no changed file is in a dependency file:
-    // the missing evidence is the root cause, said (with its remedy) once.
-    let evidence_missing = gaps.iter().any(|g| {
-        matches!(
-            g.code,
-            Code::DepListUnreadable | Code::DepsLogMissing | Code::DepCoverageIncomplete
-        )
-    });
+    // A root cause's side effects are said once, as such, with no remedy of
+    // their own: without dependency evidence no changed file is in a
+    // dependency file; a catalogue listed from another build tree runs none
+    // of this build's programs.
+    let has = |codes: &[Code]| gaps.iter().any(|g| codes.contains(&g.code));
+    let side_effect_of = |code: Code| -> Option<&'static str> {
+        match code {
+            Code::ChangeUnknown
+                if has(&[
+                    Code::DepListUnreadable,
+                    Code::DepsLogMissing,
+                    Code::DepCoverageIncomplete,
+                ]) =>
+            {
+                Some("changed path(s) in no dependency file, as any is while the dependency evidence is missing (above)")
+            }
+            Code::TestCommandUnmapped if has(&[Code::CtestCatalogueForeign]) => {
+                Some("test(s) run programs of another build tree, as the catalogue does (above)")
+            }
+            _ => None,
+        }
+    };
     let mut codes = Vec::new();
     for ((_, code), list) in by_code {
-        if evidence_missing && code == Code::ChangeUnknown {
+        if let Some(why) = side_effect_of(code) {
             let _ = writeln!(
                 err,
-                "reason {}: {} changed path(s) in no dependency file, as any is while the dependency evidence is missing (above); the first: {}",
+                "reason {}: {} {why}; the first: {}",
                 code.as_str(),
                 list.len(),
                 one_line(&list[0].detail)

@@ -34,8 +34,14 @@ fn the_workflow_installs_everything_ci_run_needs() {
         .unwrap_or_else(|| panic!("ci.yml has no apt-get install line with ninja-build:\n{wf}"));
     let words: Vec<&str> = install.split_whitespace().collect();
     for p in &needs {
-        assert!(words.contains(&p.as_str()), "ci.yml does not install {p}: {install}");
+        assert!(
+            words.contains(&p.as_str()),
+            "ci.yml does not install {p}: {install}"
+        );
     }
     let run = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
-    assert!(run.contains("sudo -n"), ".ci/run should use sudo -n when not root");
+    assert!(
+        run.contains("sudo -n"),
+        ".ci/run should use sudo -n when not root"
+    );
 }

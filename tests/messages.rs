@@ -295,7 +295,25 @@ fn flags_that_do_nothing_in_context_are_usage_errors() {
             "{extra:?}: {}",
             r.stderr
         );
-    }
+    } // --base-snapshot with a policy that keeps compare mode off.
+    let dir = scratch_dir("d2t-snap-off-");
+    let policy = dir.path().join("p.toml");
+    std::fs::write(&policy, "build_config = \"full\"\n").unwrap();
+    let r = b.run(
+        &[CORE_HPP],
+        &[
+            "--policy",
+            policy.to_str().unwrap(),
+            "--base-snapshot",
+            dir.path().join("s.json").to_str().unwrap(),
+        ],
+    );
+    assert_eq!((r.code, r.state()), (2, "USAGE_ERROR"), "{r:#?}");
+    assert!(
+        r.stderr.contains("--base-snapshot does nothing"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// An empty change set (a re-run, an empty commit) is a normal answer: exit
@@ -517,5 +535,50 @@ fn help_version_completions_and_man_page() {
     assert!(
         m.stdout.contains("source\\-dir"),
         "the man page documents the flags"
+    );
+}
+
+/// A catalogue listed from another build tree is said once, as the root
+/// cause with its remedy; the tests it leaves unmapped are one line, with no
+/// remedy of their own (before: one line per test and an unmapped-test remedy).
+#[test]
+fn a_foreign_catalogue_is_said_once() {
+    let b = shared();
+    let text = std::fs::read_to_string(b.ctest_json()).unwrap();
+    let foreign = text.replace(&b.build.display().to_string(), "/elsewhere/build");
+    let dir = scratch_dir("d2t-foreign-");
+    let path = dir.path().join("ctest.json");
+    std::fs::write(&path, foreign).unwrap();
+    let mut args = b.base_args();
+    let i = args.iter().position(|a| a == "--ctest-json").unwrap();
+    args[i + 1] = path.display().to_string();
+    args.extend(["--changed".into(), CORE_HPP.into()]);
+    let r = run_bin(&args, None);
+    assert_eq!((r.code, r.state()), (4, "FULL_SUITE_REQUIRED"), "{r:#?}");
+    assert!(
+        r.stderr.contains("reason CTEST_CATALOGUE_FOREIGN"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("remedy CTEST_CATALOGUE_FOREIGN"),
+        "{}",
+        r.stderr
+    );
+    let unmapped: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("reason TEST_COMMAND_UNMAPPED"))
+        .collect();
+    assert_eq!(unmapped.len(), 1, "{}", r.stderr);
+    assert!(
+        unmapped[0].contains("14 test(s) run programs of another build tree"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("remedy TEST_COMMAND_UNMAPPED"),
+        "{}",
+        r.stderr
     );
 }

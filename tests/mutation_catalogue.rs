@@ -406,8 +406,16 @@ fn compare_mode_entries_cover_each_outcome() {
         "a stale snapshot selecting a subset",
     );
     has(
-        &|e| e.reason == "CHANGE_BUILD_CONFIG" && e.action.contains("--base-snapshot"),
+        &|e| e.reason == "CHANGE_BUILD_CONFIG" && e.action.contains("build_config = \"full\""),
         "a mode-off entry",
+    );
+    has(
+        &|e| {
+            e.outcome == "USAGE_ERROR"
+                && e.action.contains("--base-snapshot")
+                && e.action.contains("build_config = \"full\"")
+        },
+        "a --base-snapshot the policy turns off (a flag that does nothing: a usage error)",
     );
     for e in &h18 {
         let at = format!("line {} ({})", e.line, e.id);

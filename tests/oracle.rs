@@ -4813,6 +4813,34 @@ fn monorepo_a_shared_header_beside_the_project_selects_its_includer() {
         o.assert_oracle();
         o.expect_changed("t_limit");
         o.expect_exact_subset(&["t_limit"]);
+        // The same change as `git diff --name-only` prints it, relative to
+        // the repository's top (issue 31, item 3), gives the same selection;
+        // a path relative to the source dir gets a "did you mean".
+        let with = |changed: &str| {
+            let mut args = o.args[..8].to_vec();
+            args.extend(["--changed".into(), changed.into()]);
+            if policy.is_some() {
+                args.extend([
+                    "--policy".into(),
+                    o.ctx.root.join("diff2test.toml").display().to_string(),
+                ]);
+            }
+            run_diff2test(&args)
+        };
+        let r = with("shared/shared_limit.h");
+        assert_eq!(
+            (r.code, r.stdout.as_str()),
+            (0, "t_limit\n"),
+            "{}",
+            r.stderr
+        );
+        let r = with("limit.cpp");
+        assert_eq!(r.code, 3, "{}", r.stderr);
+        assert!(
+            r.stderr.contains("did you mean src/limit.cpp?"),
+            "{}",
+            r.stderr
+        );
     }
 }
 
