@@ -449,20 +449,17 @@ fn write_gaps(gaps: &[Gap], err: &mut Vec<u8>) {
     // of this build's programs.
     let has = |codes: &[Code]| gaps.iter().any(|g| codes.contains(&g.code));
     let side_effect_of = |code: Code| -> Option<&'static str> {
-        match code {
-            Code::ChangeUnknown
-                if has(&[
-                    Code::DepListUnreadable,
-                    Code::DepsLogMissing,
-                    Code::DepCoverageIncomplete,
-                ]) =>
-            {
-                Some("changed path(s) in no dependency file, as any is while the dependency evidence is missing (above)")
-            }
-            Code::TestCommandUnmapped if has(&[Code::CtestCatalogueForeign]) => {
-                Some("test(s) run programs of another build tree, as the catalogue does (above)")
-            }
-            _ => None,
+        let no_evidence = [
+            Code::DepListUnreadable,
+            Code::DepsLogMissing,
+            Code::DepCoverageIncomplete,
+        ];
+        if code == Code::ChangeUnknown && has(&no_evidence) {
+            Some("changed path(s) in no dependency file, as any is while the dependency evidence is missing (above)")
+        } else if code == Code::TestCommandUnmapped && has(&[Code::CtestCatalogueForeign]) {
+            Some("test(s) run programs of another build tree, as the catalogue does (above)")
+        } else {
+            None
         }
     };
     let mut codes = Vec::new();
