@@ -33,6 +33,8 @@ pub struct Input<'a, 'g, 'm> {
     pub mappings: &'a [TestMapping],
     /// What each test's channels name.
     pub reaches: &'a [TestReach],
+    /// What configure reads, and the words of the CMake inputs.
+    pub configure: &'a crate::ingest::configure_reads::ConfigureReads,
     /// `--max-file-bytes`.
     pub max_bytes: u64,
 }
@@ -339,6 +341,11 @@ fn reference(i: &Input<'_, '_, '_>, holdings: &Holdings, abs: &str) -> Option<St
     }
     if let Some(f) = model.cmake_inputs.iter().flatten().find(|f| within(f)) {
         return Some(format!("a CMake input ({})", model.display_path(f)));
+    }
+    // As `unreferenced_paths` decides a changed file, path by path.
+    let name = abs.rsplit('/').next().unwrap_or(abs);
+    if std::fs::metadata(abs).is_ok_and(|m| m.is_file()) && i.configure.holds_word(name) {
+        return Some(format!("a CMake input holds its file name {name:?}"));
     }
     for c in &i.custom.commands {
         if c.files.iter().any(|f| within(f))

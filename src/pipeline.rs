@@ -239,6 +239,7 @@ fn reach_and_changes(
             catalogue: cat_or_empty,
             mappings: &ev.mappings,
             reaches: &ev.reaches,
+            configure: &ev.configure_reads,
             max_bytes,
         }));
     }
