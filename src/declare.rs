@@ -303,15 +303,22 @@ pub fn apply(
         }
         if let Some((di, d)) = policy.data_for(spellings.iter().copied()) {
             let rule = &policy.data[di];
+            let named = policy.data_template_tests(
+                di,
+                spellings.iter().copied(),
+                catalogue.tests.iter().map(|t| t.name.as_str()),
+            );
             for t in &catalogue.tests {
                 let by_name = rule
                     .tests
                     .iter()
                     .find(|g| crate::policy::name_match(g, &t.name));
                 let by_label = rule.labels.iter().find(|l| t.labels.contains(l));
+                let by_template = named.contains(&t.name.as_str());
                 if let Some(why) = by_name
                     .map(|g| format!("test-name pattern {g:?}"))
                     .or(by_label.map(|l| format!("label {l:?}")))
+                    .or(by_template.then(|| "the {test} template of its path".to_owned()))
                 {
                     forced.push(Forced {
                         test: t.name.clone(),

@@ -24,7 +24,8 @@
 //! paths = ["docs/**", "*.md"]
 //! why = "documentation only"
 //! [[data]]                     # test data: read only by the tests that name it,
-//! paths = ["tests/data/**"]    # and by the tests / labels listed (both optional)
+//! paths = ["tests/data/**"]    # and by the tests / labels listed (both optional);
+//!                              # "tests/{test}.expected": read by the test it names
 //! tests = ["parser*"]         # test-name patterns (see name_match: `*` crosses `/`)
 //! labels = ["data"]
 //! why = "parser fixtures"
@@ -319,10 +320,11 @@ impl Policy {
         spellings: impl IntoIterator<Item = &'a str> + Clone,
     ) -> Option<(usize, Declared)> {
         self.data.iter().enumerate().find_map(|(i, d)| {
-            let g = spellings
-                .clone()
-                .into_iter()
-                .find_map(|p| d.paths.iter().find(|g| glob_match(g, p)))?;
+            let g = spellings.clone().into_iter().find_map(|p| {
+                d.paths
+                    .iter()
+                    .find(|g| glob_match(&g.replace("{test}", "*"), p))
+            })?;
             Some((
                 i,
                 Declared {
@@ -333,6 +335,34 @@ impl Policy {
                 },
             ))
         })
+    }
+
+    /// The tests a `{test}` template of data rule `rule` names for one of
+    /// `spellings`: those whose name, put in the template, matches. A
+    /// template path is read by the test it names (`tests/{test}.expected`).
+    pub fn data_template_tests<'a, 'n>(
+        &self,
+        rule: usize,
+        spellings: impl IntoIterator<Item = &'a str> + Clone,
+        names: impl IntoIterator<Item = &'n str>,
+    ) -> Vec<&'n str> {
+        let templates: Vec<&String> = self.data[rule]
+            .paths
+            .iter()
+            .filter(|g| g.contains("{test}"))
+            .collect();
+        if templates.is_empty() {
+            return Vec::new();
+        }
+        names
+            .into_iter()
+            .filter(|n| {
+                templates.iter().any(|g| {
+                    let g = g.replace("{test}", n);
+                    spellings.clone().into_iter().any(|p| glob_match(&g, p))
+                })
+            })
+            .collect()
     }
 
     /// The first script rule whose test-name patterns match `test`, with its index.

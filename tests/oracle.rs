@@ -4634,6 +4634,57 @@ fn unreferenced_mode_never_skips_what_a_script_finds_beside_itself() {
     o.expect_stderr(&["finds files relative to itself"]);
 }
 
+/// A `[[data]]` path template, `tests/{test}.expected`, declares the
+/// expected output a test's script finds by a name it computes: a change to
+/// one selects the test named in its path, and only it (without the rule:
+/// `CHANGE_UNKNOWN`, the whole suite, as the script finds files beside
+/// itself).
+#[test]
+fn a_data_template_selects_the_test_its_expected_file_names() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(tool tool.cpp)\n\
+         add_executable(other2 other2.cpp)\n\
+         add_test(NAME tool COMMAND ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/run.sh tool WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}})\n\
+         add_test(NAME other2 COMMAND ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/run.sh other2 WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}})\n"
+    );
+    let policy = "unreferenced_paths = \"skip\"\n\
+                  [[script]]\ntests = [\"*\"]\ntargets = [\"{test}\"]\nwhy = \"run.sh runs the program named like the test\"\n\
+                  [[data]]\npaths = [\"tests/{test}.expected\"]\nwhy = \"run.sh compares a program's output with tests/<its test>.expected\"\n";
+    let base = |name: &str| {
+        Scenario::new(name)
+            .file("CMakeLists.txt", &cmake)
+            .file("tool.cpp", "#include <cstdio>\nint main() { std::puts(\"tool-v1\"); }\n")
+            .file("other2.cpp", "#include <cstdio>\nint main() { std::puts(\"other-v1\"); }\n")
+            .file(
+                "tests/run.sh",
+                "#!/bin/sh\nd=$(dirname \"$0\")\n./$1 > \"$1.out\" && cmp \"$1.out\" \"$d/$1.expected\"\n",
+            )
+            .file("tests/tool.expected", "tool-v1\n")
+            .file("tests/other2.expected", "other-v1\n")
+            .after_base_files(|ctx| {
+                use std::os::unix::fs::PermissionsExt;
+                let p = ctx.src.join("tests/run.sh");
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            })
+    };
+    let o = base("c30-data-template")
+        .policy(policy)
+        .edit("tests/tool.expected", "tool-v2\n")
+        .run();
+    o.assert_oracle();
+    o.expect_changed("tool");
+    o.expect_exact_subset(&["tool"]);
+    o.expect_stderr(&["assume DATA 1 (\"tests/{test}.expected\"): tests/tool.expected"]);
+    // Without the data rule, the script's directory is referenced: the whole suite.
+    let without = policy.split("[[data]]").next().unwrap().to_owned();
+    let o = base("c30-data-template-without")
+        .policy(&without)
+        .edit("tests/tool.expected", "tool-v2\n")
+        .run();
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
+}
+
 /// A header added where a compiler searches: beside the unit that includes
 /// `config.h` from an include directory (a quote include looks beside the
 /// includer first), or named by a `__has_include` of a file that was
@@ -5481,6 +5532,7 @@ on_ninja!(
     compare_a_version_script_configure_writes_is_part_of_the_description,
     oracle_class29_data_rule_test_pattern_covers_a_name_with_a_slash,
     a_header_a_compiler_finds_by_search_is_evidence_after_the_build_that_reads_it,
+    a_data_template_selects_the_test_its_expected_file_names,
     monorepo_a_change_beside_the_project_is_classified_not_escaped,
     monorepo_a_shared_header_beside_the_project_selects_its_includer,
     monorepo_test_data_beside_the_project_is_never_skipped,
