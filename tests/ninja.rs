@@ -1097,23 +1097,16 @@ fn the_minimal_command_line_decides_as_the_full_one_on_every_generator() {
     for sel in sels {
         for changed in [&[CORE_HPP][..], &[CHECKSUM_CPP], &["README.md"]] {
             let full = run(sel, None, changed);
-            let b = &sel.tree.b;
-            let mut args: Vec<String> = vec![
-                "--source-dir".into(),
-                b.src.display().to_string(),
-                "--build-dir".into(),
-                b.build.display().to_string(),
-            ];
-            if let Some(c) = sel.config {
-                args.extend([
-                    "--config".into(),
-                    c.into(),
-                    "--ctest-json".into(),
-                    sel.tree.catalogue(Some(c)).display().to_string(),
-                ]);
-            }
-            for c in changed {
-                args.extend(["--changed".into(), (*c).into()]);
+            // Today's full command line without --dep-list, and without
+            // --ctest-json where BUILD/ctest.json is the catalogue to use.
+            let mut args = args_for(sel, sel.tree.catalogue(sel.config), None, changed);
+            let mut drop = |flag: &str| {
+                let i = args.iter().position(|a| a == flag).unwrap();
+                args.drain(i..i + 2);
+            };
+            drop("--dep-list");
+            if sel.config.is_none() {
+                drop("--ctest-json");
             }
             let minimal = run_bin(&args, None);
             assert_same(

@@ -617,6 +617,12 @@ fn found_in(reader: &Reader, build_root: &str) -> DepList {
             ),
         ));
     }
+    bounded(reader, entries, gaps)
+}
+
+/// A dependency list of `entries` (sorted), or a failed one when they are
+/// more than `--max-depfiles`.
+fn bounded(reader: &Reader, entries: Vec<String>, mut gaps: Vec<Gap>) -> DepList {
     if entries.len() > reader.limits().max_depfiles {
         gaps.push(Gap::new(
             Code::LimitExceeded,
@@ -705,21 +711,6 @@ pub(super) fn read_list(reader: &Reader, dep_list: &str, build_root: &str) -> De
             format!("{dep_list}: lists no dependency files"),
         ));
     }
-    if entries.len() > reader.limits().max_depfiles {
-        gaps.push(Gap::new(
-            Code::LimitExceeded,
-            format!(
-                "{} dependency files exceed the limit of {} (--max-depfiles)",
-                entries.len(),
-                reader.limits().max_depfiles
-            ),
-        ));
-        return failed(gaps);
-    }
     entries.sort();
-    DepList {
-        entries,
-        gaps,
-        failed: false,
-    }
+    bounded(reader, entries, gaps)
 }
