@@ -292,6 +292,77 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         );
     }
 
+    // 3b. Files beside a test's script named after the test (a script
+    // that reads `tests/NAME.expected` by a name it computes).
+    let mut by_pattern: std::collections::BTreeMap<String, Vec<(String, String)>> =
+        Default::default();
+    let mut listed: crate::fasthash::FastMap<String, Vec<String>> = Default::default();
+    for test in &i.catalogue.tests {
+        let (_, files) = i.lookup.script_targets(test);
+        for f in &files {
+            let Some((dir, script)) = f.rsplit_once('/') else {
+                continue;
+            };
+            let names = listed.entry(dir.to_owned()).or_insert_with(|| {
+                let mut v: Vec<String> = std::fs::read_dir(dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .collect();
+                v.sort();
+                v
+            });
+            for n in names.iter() {
+                let abs = format!("{dir}/{n}");
+                let Some((_, ext)) = n.rsplit_once('.') else {
+                    continue;
+                };
+                if n == script
+                    || !n.starts_with(test.name.as_str())
+                    || i.deps.id_of(&abs).is_some()
+                    || files.contains(&abs)
+                {
+                    continue;
+                }
+                let pattern = format!("{}/{{test}}*.{ext}", rel(dir));
+                let e = by_pattern.entry(pattern).or_default();
+                if !e.iter().any(|(t, _)| *t == test.name) {
+                    e.push((test.name.clone(), n.clone()));
+                }
+            }
+        }
+    }
+    by_pattern.retain(|_, v| v.len() >= 2);
+    if !by_pattern.is_empty() {
+        let _ = writeln!(
+            t,
+            "# --- Files named after the tests whose scripts they lie beside ---------------------\n\
+             # A script that reads them by a name it computes from its test's references its whole\n\
+             # directory, so a change to one costs the whole suite unless a data rule says which\n\
+             # test reads it (not checked: see the [[data]] rule below):"
+        );
+        for (pat, v) in &by_pattern {
+            let _ = writeln!(
+                t,
+                "#   {pat}: beside the scripts of {} tests (e.g. {} of {})",
+                v.len(),
+                v[0].1,
+                v[0].0
+            );
+        }
+        let _ = writeln!(t);
+        let globs: Vec<String> = by_pattern.keys().map(|p| q(p)).collect();
+        let _ = writeln!(
+            tables,
+            "# For files a test's script finds by its test's name (review: true only if each is read\n\
+             # by the test it is named after):\n\
+             # [[data]]\n# paths = [{}]\n# why = \"each test's script reads the files named after its test\"\n",
+            globs.join(", ")
+        );
+    }
+
     // 4. Always-run candidates.
     always.sort_unstable();
     always.dedup();

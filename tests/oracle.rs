@@ -4675,6 +4675,18 @@ fn a_data_template_selects_the_test_its_expected_file_names() {
     o.expect_changed("tool");
     o.expect_exact_subset(&["tool"]);
     o.expect_stderr(&["assume DATA 1 (\"tests/{test}.expected\"): tests/tool.expected"]);
+    // init finds the family from the evidence and suggests the rule (commented).
+    let mut init = vec!["init".to_owned()];
+    init.extend(o.args[..8].iter().cloned());
+    let r = run_diff2test(&init);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("#   tests/{test}*.expected: beside the scripts of 2 tests")
+            && r.stdout.contains("# paths = [\"tests/{test}*.expected\"]"),
+        "{}",
+        r.stdout
+    );
     // Without the data rule, the script's directory is referenced: the whole suite.
     let without = policy.split("[[data]]").next().unwrap().to_owned();
     let o = base("c30-data-template-without")
