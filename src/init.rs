@@ -72,8 +72,37 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
          # the evidence cannot check: uncomment only what you know to be true.\n"
     );
 
-    // 1. Top-level paths no evidence references.
-    let holdings = Holdings::scan(i.graph, i.mappings, i.max_bytes);
+    // 1. Top-level paths no evidence references. The binaries looked at are
+    // those of the tests as the suggested modes map them: a scripted test's
+    // scanned targets, or the target named like it (the template below).
+    let suggested: Vec<TestMapping> = i
+        .catalogue
+        .tests
+        .iter()
+        .zip(i.mappings)
+        .map(|(test, m)| match m {
+            TestMapping::Unmapped(g) if g.code == Code::TestCommandUnmapped => {
+                let (found, _) = i.lookup.script_targets(test);
+                let direct = if found.is_empty() {
+                    model
+                        .targets
+                        .iter()
+                        .position(|t| t.name == test.name)
+                        .into_iter()
+                        .collect()
+                } else {
+                    found
+                };
+                if direct.is_empty() {
+                    m.clone()
+                } else {
+                    TestMapping::Mapped { direct }
+                }
+            }
+            _ => m.clone(),
+        })
+        .collect();
+    let holdings = Holdings::scan(i.graph, &suggested, i.max_bytes);
     // The source tree's top-level entries, then, for a project in a
     // subdirectory of its repository, those of each directory up to the
     // repository's top (`../web`), except the one holding the project.
@@ -106,6 +135,8 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
     }
     let mut unreferenced = Vec::new();
     let mut referenced = Vec::new();
+    // Referenced only as below a binary's source directory (`__FILE__`).
+    let mut below_source = Vec::new();
     for (name, is_dir) in &entries {
         let abs = paths::join_fold(src, name);
         if paths::is_within(build, &abs) || paths::is_within(&abs, build) {
@@ -113,7 +144,10 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         }
         match reference(i, &holdings, &abs) {
             Some(why) => referenced.push((name.clone(), *is_dir, why)),
-            None => unreferenced.push((name.clone(), *is_dir)),
+            None => match holdings.holding_source_dir(&abs, build, src) {
+                Some(why) => below_source.push((name.clone(), *is_dir, why)),
+                None => unreferenced.push((name.clone(), *is_dir)),
+            },
         }
     }
     let _ = writeln!(
@@ -135,8 +169,27 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
          unreferenced_paths = \"skip\"\n\
          # (or the [[boundary]] below, which is not checked)\n"
     );
+    if !below_source.is_empty() {
+        let _ = writeln!(
+            t,
+            "# Below the source directory of a binary a test runs or loads (as __FILE__ holds it), and\n\
+             # referenced by nothing else: unreferenced_paths keeps them (the program may find files\n\
+             # there by computed names); the [[boundary]] below declares them if you know it does not:"
+        );
+        for (n, d, why) in &below_source {
+            let _ = writeln!(t, "#   {n}{}: {why}", if *d { "/" } else { "" });
+        }
+        let _ = writeln!(t);
+    }
     let globs: Vec<String> = unreferenced
         .iter()
+        .chain(
+            below_source
+                .iter()
+                .map(|(n, d, _)| (n.clone(), *d))
+                .collect::<Vec<_>>()
+                .iter(),
+        )
         .map(|(n, d)| q(&if *d { format!("{n}/**") } else { n.clone() }))
         .collect();
     if !globs.is_empty() {
@@ -433,5 +486,5 @@ fn reference(i: &Input<'_, '_, '_>, holdings: &Holdings, abs: &str) -> Option<St
             return Some(format!("named by test {:?}", test.name));
         }
     }
-    holdings.referencing(abs, &model.build_root, &model.source_root)
+    holdings.holding_name(abs, &model.build_root)
 }

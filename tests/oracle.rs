@@ -4697,6 +4697,70 @@ fn a_data_template_selects_the_test_its_expected_file_names() {
     o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
 }
 
+/// A shared library at the top of the tree with `assert()` holds its
+/// source path (`__FILE__`): the whole tree lies below the directory it
+/// might find files in by computed names, so `unreferenced_paths` keeps a
+/// README there (`CHANGE_UNKNOWN`, naming the library), `init` lists it apart
+/// and puts it in the boundary it suggests, and that boundary, uncommented,
+/// skips it.
+#[test]
+fn a_library_holding_its_top_level_source_path_keeps_docs_referenced_and_init_says_so() {
+    let cmake = format!(
+        "{PROLOGUE}add_library(core SHARED core.cpp)\n\
+         add_executable(t_core tests/t.cpp)\ntarget_link_libraries(t_core core)\n\
+         add_test(NAME t_core COMMAND t_core)\n"
+    );
+    let base = |name: &str| {
+        Scenario::new(name)
+            .file("CMakeLists.txt", &cmake)
+            .file(
+                "core.cpp",
+                "#include <cassert>\nint core_value(int x) { assert(x >= 0); return x + 1; }\n",
+            )
+            .file(
+                "tests/t.cpp",
+                "int core_value(int);\nint main() { return core_value(1) == 2 ? 0 : 1; }\n",
+            )
+            .file("README.md", "# core\n")
+    };
+    let o = base("c30-root-file")
+        .policy(SKIP_UNREFERENCED)
+        .edit("README.md", "# core, v2\n")
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
+    o.expect_stderr(&["holds source path ./… (as __FILE__ does)"]);
+    let mut init = vec!["init".to_owned()];
+    init.extend(o.args[..8].iter().cloned());
+    let r = run_diff2test(&init);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("# Below the source directory of a binary a test runs or loads")
+            && r.stdout
+                .contains("#   README.md: libcore.so holds source path ./…"),
+        "{}",
+        r.stdout
+    );
+    let boundary = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("# paths = [") && l.contains("\"README.md\""))
+        .unwrap_or_else(|| panic!("no boundary suggestion with README.md:\n{}", r.stdout))
+        .trim_start_matches("# ")
+        .to_owned();
+    let policy = format!(
+        "{SKIP_UNREFERENCED}[[boundary]]\n{boundary}\nwhy = \"documentation: core does not read it\"\n"
+    );
+    let o = base("c30-root-file-boundary")
+        .policy(&policy)
+        .edit("README.md", "# core, v3\n")
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_exact_subset(&[]);
+    o.expect_stderr(&["assume BOUNDARY 1"]);
+}
+
 /// A header added where a compiler searches: beside the unit that includes
 /// `config.h` from an include directory (a quote include looks beside the
 /// includer first), or named by a `__has_include` of a file that was
@@ -5545,6 +5609,7 @@ on_ninja!(
     oracle_class29_data_rule_test_pattern_covers_a_name_with_a_slash,
     a_header_a_compiler_finds_by_search_is_evidence_after_the_build_that_reads_it,
     a_data_template_selects_the_test_its_expected_file_names,
+    a_library_holding_its_top_level_source_path_keeps_docs_referenced_and_init_says_so,
     monorepo_a_change_beside_the_project_is_classified_not_escaped,
     monorepo_a_shared_header_beside_the_project_selects_its_includer,
     monorepo_test_data_beside_the_project_is_never_skipped,

@@ -191,19 +191,43 @@ impl Holdings {
     /// whose directory holds `abs` (it may find files below its own source
     /// directory by computed names), in words.
     pub fn referencing(&self, abs: &str, build_root: &str, source_root: &str) -> Option<String> {
+        self.holding_name(abs, build_root)
+            .or_else(|| self.holding_source_dir(abs, build_root, source_root))
+    }
+
+    /// The first binary that holds `abs`'s file name, in words.
+    pub fn holding_name(&self, abs: &str, build_root: &str) -> Option<String> {
         let name = abs.rsplit('/').next().unwrap_or(abs);
-        for (a, h) in &self.binaries {
-            let a = paths::relative_to(a, build_root);
-            if h.names.contains(name) {
-                return Some(format!("{a} holds its file name {name}"));
-            }
-            if let Some(d) = h.dirs.iter().find(|d| paths::is_within(abs, d)) {
-                return Some(format!(
-                    "{a} holds source path {}/… (as __FILE__ does): it may find files below that directory",
-                    paths::relative_to(d, source_root)
-                ));
-            }
-        }
-        None
+        self.binaries
+            .iter()
+            .find(|(_, h)| h.names.contains(name))
+            .map(|(a, _)| {
+                format!(
+                    "{} holds its file name {name}",
+                    paths::relative_to(a, build_root)
+                )
+            })
+    }
+
+    /// The first binary that holds a source path whose directory holds
+    /// `abs` (it may find files below its own source directory by computed
+    /// names), in words.
+    pub fn holding_source_dir(
+        &self,
+        abs: &str,
+        build_root: &str,
+        source_root: &str,
+    ) -> Option<String> {
+        self.binaries.iter().find_map(|(a, h)| {
+            let d = h.dirs.iter().find(|d| paths::is_within(abs, d))?;
+            let dir = match paths::relative_to(d, source_root) {
+                r if r.is_empty() => ".".to_owned(),
+                r => r,
+            };
+            Some(format!(
+                "{} holds source path {dir}/… (as __FILE__ does): it may find files below that directory",
+                paths::relative_to(a, build_root)
+            ))
+        })
     }
 }
