@@ -417,6 +417,12 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// `diff2test init` on this scenario's head build (the run's evidence flags).
+    pub fn init(&self) -> Run {
+        let mut args = vec!["init".to_owned()];
+        args.extend(self.args[..8].iter().cloned());
+        run_diff2test(&args)
+    }
     /// Tests whose result differs, or that exist on one side only.
     pub fn changed_results(&self) -> BTreeSet<String> {
         let names: BTreeSet<&String> = self.base.keys().chain(self.head.keys()).collect();
@@ -4676,9 +4682,7 @@ fn a_data_template_selects_the_test_its_expected_file_names() {
     o.expect_exact_subset(&["tool"]);
     o.expect_stderr(&["assume DATA 1 (\"tests/{test}.expected\"): tests/tool.expected"]);
     // init finds the family from the evidence and suggests the rule (commented).
-    let mut init = vec!["init".to_owned()];
-    init.extend(o.args[..8].iter().cloned());
-    let r = run_diff2test(&init);
+    let r = o.init();
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout
@@ -4730,9 +4734,7 @@ fn a_library_holding_its_top_level_source_path_keeps_docs_referenced_and_init_sa
     o.assert_oracle_may_be_vacuous();
     o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
     o.expect_stderr(&["holds source path ./… (as __FILE__ does)"]);
-    let mut init = vec!["init".to_owned()];
-    init.extend(o.args[..8].iter().cloned());
-    let r = run_diff2test(&init);
+    let r = o.init();
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout
@@ -4881,9 +4883,7 @@ fn monorepo_a_change_beside_the_project_is_classified_not_escaped() {
     o.expect_stderr(&["assume UNREFERENCED_PATHS 1 (\"skip\"): ../web/app.js"]);
     // `init` looks at the repository's top level too, and tells the
     // referenced entries beside the project from the unreferenced ones.
-    let mut init = vec!["init".to_owned()];
-    init.extend(o.args[..8].iter().cloned());
-    let r = run_diff2test(&init);
+    let r = o.init();
     assert_eq!(r.code, 0, "{}", r.stderr);
     for line in [
         "#   ../web/\n",
