@@ -121,7 +121,9 @@ fn analyse_evidence(
             )
         })
     };
-    let map = |catalogue: &Result<Catalogue, Gap>, model| {
+    let map = |catalogue: &Result<Catalogue, Gap>,
+               model,
+               custom_edges: Option<&[ingest::ninja_manifest::OwnedEdge]>| {
         let graph = Graph::new(model);
         let empty = Catalogue::default();
         let cat = catalogue.as_ref().unwrap_or(&empty);
@@ -130,7 +132,7 @@ fn analyse_evidence(
             graph,
             mappings,
             config_gaps,
-            recorded: ingest::custom_commands::parse(reader, model),
+            recorded: ingest::custom_commands::parse(reader, model, custom_edges),
             configure_reads: ingest::configure_reads::scan(reader, model),
         }
     };

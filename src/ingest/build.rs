@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 
 use super::depfile::{self, DepEvidence, ReadJob, SourceIndex};
 use super::file_api::{self, Codemodel};
+use super::ninja_manifest::OwnedEdge;
 use super::{autogen, threads, Reader};
 use crate::reason::{Code, Gap};
 
@@ -57,7 +58,7 @@ pub fn read<'m, A, B>(
     req: &Request<'_>,
     model_cell: &'m OnceLock<Codemodel>,
     first: impl FnOnce() -> A,
-    with_model: impl FnOnce(&A, &'m Codemodel) -> B,
+    with_model: impl FnOnce(&A, &'m Codemodel, Option<&[OwnedEdge]>) -> B,
 ) -> Build<'m, A, B> {
     let sources_cell: OnceLock<SourceIndex<'m>> = OnceLock::new();
     let job = ReadJob::new(reader, req.dep_list, (req.source_dir, req.build_dir));
@@ -90,11 +91,14 @@ pub fn read<'m, A, B>(
         let model: &'m Codemodel = model_cell.get_or_init(|| model);
         let sources = sources_cell.get_or_init(|| SourceIndex::new(model));
         job.publish(model, sources);
-        let with_model = with_model(&first, model);
-        // A Ninja build's manifest and log, read here while the deps log is.
-        if model.is_ninja() {
-            job.ninja_commands(model);
-        }
+        // A Ninja build's manifest and log, read here while the deps log is:
+        // the one walk of the manifest also gives its custom commands.
+        let custom_edges = if model.is_ninja() {
+            job.ninja_commands(model).custom_edges()
+        } else {
+            None
+        };
+        let with_model = with_model(&first, model, custom_edges);
         let pending = job.pending(job.work_and_join(helpers));
         let (mut deps, dep_gaps) = pending.finish(reader, model, sources);
         let list_failed = dep_gaps

@@ -155,7 +155,7 @@ fn is_interpreter(program: &str) -> bool {
 
 /// Reads every custom command of the build.
 pub fn read(reader: &Reader, model: &Codemodel, deps: &DepEvidence) -> Custom {
-    resolve(reader, model, deps, parse(reader, model))
+    resolve(reader, model, deps, parse(reader, model, None))
 }
 
 /// The generator's record of the custom commands, as written (no path
@@ -163,14 +163,21 @@ pub fn read(reader: &Reader, model: &Codemodel, deps: &DepEvidence) -> Custom {
 /// dependency evidence is.
 pub struct Recorded(Result<Vec<RawCommand>, String>);
 
-/// Reads the generator's record of the custom commands ([`Recorded`]).
-pub fn parse(reader: &Reader, model: &Codemodel) -> Recorded {
+/// Reads the generator's record of the custom commands ([`Recorded`]). On
+/// Ninja, `walked` is the manifest's `CUSTOM_COMMAND` edges when the command
+/// audit's walk of it already gave them (`ninja_log::read_commands`); the
+/// manifest is walked here only when it did not.
+pub fn parse(
+    reader: &Reader,
+    model: &Codemodel,
+    walked: Option<&[ninja_manifest::OwnedEdge]>,
+) -> Recorded {
     // No generated source and no stamp: no custom command at all.
     if model.targets.iter().all(|t| t.generated.is_empty()) {
         return Recorded(Ok(Vec::new()));
     }
     Recorded(if model.is_ninja() {
-        ninja_commands(reader, model)
+        ninja_commands(reader, model, walked)
     } else {
         makefiles_commands(reader, model)
     })
@@ -238,7 +245,11 @@ fn owners_by_output(model: &Codemodel) -> FastMap<String, Vec<usize>> {
     by
 }
 
-fn ninja_commands(reader: &Reader, model: &Codemodel) -> Result<Vec<RawCommand>, String> {
+fn ninja_commands(
+    reader: &Reader,
+    model: &Codemodel,
+    walked: Option<&[ninja_manifest::OwnedEdge]>,
+) -> Result<Vec<RawCommand>, String> {
     let build = model.build_root.as_str();
     let file = if model.multi_config {
         format!("build-{}.ninja", model.config)
@@ -248,8 +259,8 @@ fn ninja_commands(reader: &Reader, model: &Codemodel) -> Result<Vec<RawCommand>,
     let owners_of = owners_by_output(model);
     let names: FastSet<&str> = model.targets.iter().map(|t| t.name.as_str()).collect();
     let mut out = Vec::new();
-    ninja_manifest::for_each_edge(reader, build, &file, |e| {
-        if e.rule != "CUSTOM_COMMAND" || is_autogen(e.command) {
+    let mut each = |e: &ninja_manifest::Edge<'_>| {
+        if e.rule != ninja_manifest::CUSTOM_COMMAND || is_autogen(e.command) {
             return;
         }
         let abs = |p: &str| paths::join_fold(build, p);
@@ -282,8 +293,15 @@ fn ninja_commands(reader: &Reader, model: &Codemodel) -> Result<Vec<RawCommand>,
             target_names,
             raw_depfiles: transformed_depfiles(e.command, build),
         });
-    })
-    .map_err(|e| format!("{build}/{file} cannot be read for its custom commands: {e}"))?;
+    };
+    match walked {
+        Some(edges) => edges.iter().for_each(|e| each(&e.edge())),
+        None => {
+            ninja_manifest::for_each_edge(reader, build, &file, each).map_err(|e| {
+                format!("{build}/{file} cannot be read for its custom commands: {e}")
+            })?;
+        }
+    }
     Ok(out)
 }
 

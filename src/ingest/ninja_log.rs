@@ -201,8 +201,20 @@ pub fn rapidhash(p: &[u8]) -> u64 {
 }
 
 /// Each output's command hash in the build manifest now and in `.ninja_log`,
-/// or why they cannot be compared.
-pub struct Commands(Result<CommandHashes, String>);
+/// or why they cannot be compared; and the manifest's `CUSTOM_COMMAND` edges,
+/// whole, when the manifest was walked (the one walk serves
+/// [`crate::ingest::custom_commands`] too).
+pub struct Commands(
+    Result<CommandHashes, String>,
+    Option<Vec<ninja_manifest::OwnedEdge>>,
+);
+
+impl Commands {
+    /// The manifest's custom-command edges, when this read walked it.
+    pub fn custom_edges(&self) -> Option<&[ninja_manifest::OwnedEdge]> {
+        self.1.as_deref()
+    }
+}
 
 /// The two sides of the comparison.
 pub struct CommandHashes {
@@ -233,13 +245,21 @@ pub(crate) fn read_commands(reader: &Reader, model: &Codemodel) -> Commands {
         .and_then(|b| parse(&b))
     {
         Ok(l) => l,
-        Err(e) => return Commands(Err(format!("{log_shown}: {e}"))),
+        Err(e) => return Commands(Err(format!("{log_shown}: {e}")), None),
     };
     let mut now: FastMap<String, u64> = FastMap::default();
-    let walked = ninja_manifest::for_each_command(reader, build, &file, None, |o, cmd| {
-        now.insert(o.to_owned(), log.hash(cmd.as_bytes()));
+    let mut custom = Vec::new();
+    let walked = ninja_manifest::for_each_command_and_custom_edge(reader, build, &file, |e| {
+        let hash = log.hash(e.command.as_bytes());
+        for o in e.outs {
+            now.insert(o.to_owned(), hash);
+        }
+        if e.rule == ninja_manifest::CUSTOM_COMMAND {
+            custom.push(ninja_manifest::OwnedEdge::of(e));
+        }
     });
-    Commands(match walked {
+    let custom = walked.is_ok().then_some(custom);
+    let hashes = match walked {
         Err(e) => Err(e),
         Ok((_, Some(dir))) if !dir.is_empty() && dir != "." => Err(format!(
             "{file} sets builddir = {dir:?}, so ninja keeps its log elsewhere (not followed)"
@@ -250,7 +270,8 @@ pub(crate) fn read_commands(reader: &Reader, model: &Codemodel) -> Commands {
             log,
             now,
         }),
-    })
+    };
+    Commands(hashes, custom)
 }
 
 /// The command audit: for every unit a deps record describes (`built`: its

@@ -82,9 +82,22 @@ struct State<'w> {
     buffers: (String, String),
     /// A command grew past [`MAX_COMMAND`].
     overflow: bool,
-    /// Every `CUSTOM_COMMAND` edge is wanted with all its inputs and its
-    /// depfile ([`for_each_edge`]), and no other.
-    whole_edges: bool,
+    /// Which edges are emitted, and how whole.
+    mode: Mode,
+}
+
+/// What a walk of the manifest emits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Each wanted output of every non-phony edge, with its command
+    /// ([`for_each_command`]).
+    Commands,
+    /// Every `CUSTOM_COMMAND` edge whole (all outputs, every input, its
+    /// depfile), and no other ([`for_each_edge`]).
+    CustomEdges,
+    /// Every non-phony edge with all its outputs and its command, the
+    /// `CUSTOM_COMMAND` edges whole ([`for_each_command_and_custom_edge`]).
+    Both,
 }
 
 /// The longest command (with its response file) followed: far beyond any
@@ -115,7 +128,7 @@ pub fn for_each_command(
         looked_up: FastSet::default(),
         buffers: (String::new(), String::new()),
         overflow: false,
-        whole_edges: false,
+        mode: Mode::Commands,
     };
     st.scopes[0].rules.insert("phony".into(), PHONY);
     let mut edges = 0;
@@ -126,6 +139,73 @@ pub fn for_each_command(
     };
     st.parse_file(reader, build_root, file, 0, 0, &mut edges, &mut each)?;
     Ok((edges, st.scopes[0].vars.remove("builddir")))
+}
+
+/// One walk for both readers of the manifest: calls `emit` for every
+/// non-phony edge with all its outputs and the command ninja would run
+/// (as [`for_each_command`] gives it per output), and with every input and
+/// the depfile of each `CUSTOM_COMMAND` edge (as [`for_each_edge`] gives
+/// them; other edges' `ins` are empty). Returns what [`for_each_command`]
+/// returns.
+pub fn for_each_command_and_custom_edge(
+    reader: &Reader,
+    build_root: &str,
+    file: &str,
+    mut emit: impl FnMut(&Edge<'_>),
+) -> Result<(usize, Option<String>), String> {
+    let mut st = State {
+        scopes: vec![Scope::default()],
+        rules: vec![Rule::default()],
+        wanted: None,
+        seen: FastSet::default(),
+        looked_up: FastSet::default(),
+        buffers: (String::new(), String::new()),
+        overflow: false,
+        mode: Mode::Both,
+    };
+    st.scopes[0].rules.insert("phony".into(), PHONY);
+    let mut edges = 0;
+    st.parse_file(reader, build_root, file, 0, 0, &mut edges, &mut emit)?;
+    Ok((edges, st.scopes[0].vars.remove("builddir")))
+}
+
+/// An [`Edge`] kept past the walk.
+#[derive(Clone, Debug)]
+pub struct OwnedEdge {
+    /// The rule's name.
+    pub rule: String,
+    /// Every output, canonical, as written.
+    pub outs: Vec<String>,
+    /// Every input, canonical.
+    pub ins: Vec<String>,
+    /// The evaluated command.
+    pub command: String,
+    /// The evaluated `depfile` binding, if any.
+    pub depfile: Option<String>,
+}
+
+impl OwnedEdge {
+    /// A copy of `e`.
+    pub fn of(e: &Edge<'_>) -> Self {
+        OwnedEdge {
+            rule: e.rule.to_owned(),
+            outs: e.outs.to_vec(),
+            ins: e.ins.to_vec(),
+            command: e.command.to_owned(),
+            depfile: e.depfile.map(str::to_owned),
+        }
+    }
+
+    /// The edge as a walk gives it.
+    pub fn edge(&self) -> Edge<'_> {
+        Edge {
+            rule: &self.rule,
+            outs: &self.outs,
+            ins: &self.ins,
+            command: &self.command,
+            depfile: self.depfile.as_deref(),
+        }
+    }
 }
 
 /// One edge of the manifest as [`for_each_edge`] gives it.
@@ -143,7 +223,7 @@ pub struct Edge<'e> {
 }
 
 /// CMake's rule for custom commands in Ninja manifests.
-const CUSTOM_COMMAND: &str = "CUSTOM_COMMAND";
+pub const CUSTOM_COMMAND: &str = "CUSTOM_COMMAND";
 
 /// Reads `file` as [`for_each_command`] does and calls `emit` for every
 /// `CUSTOM_COMMAND` edge (CMake's custom commands), with all its outputs and
@@ -162,7 +242,7 @@ pub fn for_each_edge(
         looked_up: FastSet::default(),
         buffers: (String::new(), String::new()),
         overflow: false,
-        whole_edges: true,
+        mode: Mode::CustomEdges,
     };
     st.scopes[0].rules.insert("phony".into(), PHONY);
     let mut edges = 0;
@@ -477,9 +557,11 @@ impl State<'_> {
             .lookup_rule(Some(scope), rule_name)
             .ok_or_else(|| format!("unknown build rule {rule_name:?}"))?;
         // Custom commands only: the rest of the statement is skipped unread.
-        if self.whole_edges && rule_name != CUSTOM_COMMAND {
+        if self.mode == Mode::CustomEdges && rule_name != CUSTOM_COMMAND {
             return lx.skip_statement();
         }
+        // This edge is wanted whole: all its inputs, its depfile.
+        let whole = self.mode != Mode::Commands && rule_name == CUSTOM_COMMAND;
         let mut ins = Vec::new();
         while let Some(p) = lx.path_nonempty()? {
             ins.push(p);
@@ -488,7 +570,7 @@ impl State<'_> {
         let mut other_ins = Vec::new();
         while lx.eat(b"|@") || lx.eat(b"||") || lx.eat(b"|") {
             while let Some(p) = lx.path_nonempty()? {
-                if self.whole_edges {
+                if whole {
                     other_ins.push(p);
                 }
             }
@@ -543,7 +625,7 @@ impl State<'_> {
         self.binding(&view, "command", 0, &mut cmd);
         self.binding(&view, "rspfile_content", 0, &mut rsp);
         let mut depfile = String::new();
-        if self.whole_edges {
+        if whole {
             self.binding(&view, "depfile", 0, &mut depfile);
         }
         self.rules = rules;
@@ -556,7 +638,7 @@ impl State<'_> {
             cmd.push_str(";rspfile=");
             cmd.push_str(&rsp);
         }
-        if self.whole_edges {
+        if whole {
             let mut all_ins = ins.clone();
             all_ins.extend(paths(self, &other_ins));
             let rule_name = rule_name.to_owned();
@@ -566,6 +648,15 @@ impl State<'_> {
                 ins: &all_ins,
                 command: &cmd,
                 depfile: (!depfile.is_empty()).then_some(depfile.as_str()),
+            });
+        } else if self.mode == Mode::Both {
+            let rule_name = rule_name.to_owned();
+            emit(&Edge {
+                rule: &rule_name,
+                outs: &all_outs,
+                ins: &[],
+                command: &cmd,
+                depfile: None,
             });
         } else {
             for o in wanted {
