@@ -708,7 +708,6 @@ impl<'m> Graph<'m> {
     }
 }
 
-/// Generic visited-set walk over an adjacency list; returns reached nodes sorted.
 /// Build-tree files a unit lists that were written at build time by a step
 /// the codemodel does not list as generating them (a custom target's
 /// `BYPRODUCTS`, a step of another target): (target, file). Files of
@@ -738,21 +737,19 @@ fn unexplained_build_includes<'d>(
             any = true;
         }
     }
-    let mut out = Vec::new();
-    if any {
-        for tu in &deps.tus {
-            for &p in &tu.prereqs {
-                if flagged[p as usize] {
-                    out.push((tu.target, deps.files[p as usize].as_str()));
-                }
-            }
-        }
+    if !any {
+        return Vec::new();
     }
+    let mut out: Vec<(usize, &str)> = deps
+        .listed_by_units(&flagged)
+        .into_iter()
+        .map(|(t, p)| (t, deps.files[p as usize].as_str()))
+        .collect();
     out.sort_unstable();
-    out.dedup();
     out
 }
 
+/// Generic visited-set walk over an adjacency list; returns reached nodes sorted.
 fn walk(start: &[usize], adj: &[Vec<usize>]) -> Vec<usize> {
     let mut seen = vec![false; adj.len()];
     let mut stack: Vec<usize> = Vec::new();

@@ -86,6 +86,22 @@ impl DepEvidence {
         ids.dedup();
         ids
     }
+
+    /// (target, file) for every unit that lists a file `flagged` marks (by
+    /// id), each once (sorted by target, then file id).
+    pub fn listed_by_units(&self, flagged: &[bool]) -> Vec<(usize, FileId)> {
+        let mut out = Vec::new();
+        for tu in &self.tus {
+            for &p in &tu.prereqs {
+                if flagged.get(p as usize) == Some(&true) {
+                    out.push((tu.target, p));
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 impl DepEvidence {

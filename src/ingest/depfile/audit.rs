@@ -186,18 +186,15 @@ pub(super) fn audit(
             any_generated = true;
         }
     }
-    let mut gi = Vec::new();
-    if any_generated {
-        for tu in &ev.tus {
-            for &id in &tu.prereqs {
-                if generated[id as usize] {
-                    gi.push((tu.target, ev.files[id as usize].clone()));
-                }
-            }
-        }
-    }
+    let mut gi: Vec<(usize, String)> = if any_generated {
+        ev.listed_by_units(&generated)
+            .into_iter()
+            .map(|(t, id)| (t, ev.files[id as usize].clone()))
+            .collect()
+    } else {
+        Vec::new()
+    };
     gi.sort();
-    gi.dedup();
     ev.generated_includes = gi;
     (ev, gaps)
 }
