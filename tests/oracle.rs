@@ -4763,6 +4763,28 @@ fn a_library_holding_its_top_level_source_path_keeps_docs_referenced_and_init_sa
     o.expect_stderr(&["assume BOUNDARY 1"]);
 }
 
+/// An empty change set (a re-run, an empty commit) selects nothing, exit 0:
+/// base and head are the same tree, built and run whole at both, and no
+/// test's result changes.
+#[test]
+fn an_empty_change_set_selects_nothing() {
+    let o = Scenario::new("c31-empty-change-set")
+        .file(
+            "CMakeLists.txt",
+            &format!("{PROLOGUE}add_executable(t t.cpp)\nadd_test(NAME t COMMAND t)\n{BYSTANDER}"),
+        )
+        .file("t.cpp", "int main() { return 0; }\n")
+        .with_bystander()
+        .no_changed_list()
+        .arg("--changed-from")
+        .arg("/dev/null")
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    assert!(o.changed_results().is_empty());
+    o.expect_exact_subset(&[]);
+    o.expect_stderr(&["the change set is empty"]);
+}
+
 /// A header added where a compiler searches: beside the unit that includes
 /// `config.h` from an include directory (a quote include looks beside the
 /// includer first), or named by a `__has_include` of a file that was
@@ -5609,6 +5631,7 @@ on_ninja!(
     oracle_class29_data_rule_test_pattern_covers_a_name_with_a_slash,
     a_header_a_compiler_finds_by_search_is_evidence_after_the_build_that_reads_it,
     a_data_template_selects_the_test_its_expected_file_names,
+    an_empty_change_set_selects_nothing,
     a_library_holding_its_top_level_source_path_keeps_docs_referenced_and_init_says_so,
     monorepo_a_change_beside_the_project_is_classified_not_escaped,
     monorepo_a_shared_header_beside_the_project_selects_its_includer,
