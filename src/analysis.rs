@@ -39,6 +39,8 @@ pub struct Analysis {
     pub snapshot: Option<serde_json::Value>,
     /// `diff2test init`: the starter policy's text.
     pub init: Option<String>,
+    /// `CODE: detail` lines said on stderr as `note …` (a record not used, tests it does not cover).
+    pub notes: Vec<String>,
 }
 
 impl Analysis {
@@ -62,6 +64,7 @@ impl Analysis {
             shard_costs: None,
             snapshot: None,
             init: None,
+            notes: Vec::new(),
         }
     }
 

@@ -65,6 +65,9 @@ pub struct Changed {
     /// boundary or data rule that took its gap away, or the script rule of
     /// the test that runs it).
     pub declared: Option<crate::policy::Declared>,
+    /// The change source reports it modified in place (not added, deleted or
+    /// retyped): it cannot have changed what a directory lists.
+    pub edited: bool,
     /// Targets whose compile or link command names this file verbatim (a
     /// linker script, `-include` file, response file): dependency evidence.
     pub cmdline_targets: Vec<usize>,
@@ -236,12 +239,9 @@ pub fn classify(
     for r in raw {
         // A file the VCS reports as modified (not added or deleted) cannot
         // have changed what a CONFIGURE_DEPENDS glob lists.
-        let globs = if r.to_str().is_some_and(|p| edited.contains(p)) {
-            &[][..]
-        } else {
-            config_globs
-        };
-        let c = classify_one(
+        let is_edited = r.to_str().is_some_and(|p| edited.contains(p));
+        let globs = if is_edited { &[][..] } else { config_globs };
+        let mut c = classify_one(
             r,
             roots,
             &real,
@@ -251,6 +251,7 @@ pub fn classify(
             globs,
             max_path_len,
         );
+        c.edited = is_edited;
         if seen.insert(c.display.clone()) {
             out.push(c);
         }
@@ -283,6 +284,7 @@ fn unresolved(display: String, code: Code, evidence: String) -> Changed {
         gap: Some(gap),
         abs: String::new(),
         declared: None,
+        edited: false,
         cmdline_targets: Vec::new(),
         command_reads: Vec::new(),
         read_by_configure: None,
@@ -512,6 +514,7 @@ fn classify_abs(
             gap: Some(gap),
             abs: String::new(),
             declared: None,
+            edited: false,
             cmdline_targets: Vec::new(),
             command_reads: Vec::new(),
             read_by_configure: None,
@@ -545,6 +548,7 @@ fn classify_abs(
             gap: Some(gap),
             abs: String::new(),
             declared: None,
+            edited: false,
             cmdline_targets: Vec::new(),
             command_reads: Vec::new(),
             read_by_configure: None,
@@ -595,6 +599,7 @@ fn classify_abs(
         gap: None,
         abs: String::new(),
         declared: None,
+        edited: false,
         cmdline_targets: Vec::new(),
         command_reads: Vec::new(),
         read_by_configure: None,
@@ -763,6 +768,7 @@ pub fn unclassified(raw: &[String], why: &str, code: Code) -> Vec<Changed> {
             gap: Some(Gap::new(code, format!("{raw}: {why}"))),
             abs: String::new(),
             declared: None,
+            edited: false,
             cmdline_targets: Vec::new(),
             command_reads: Vec::new(),
             read_by_configure: None,

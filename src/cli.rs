@@ -18,6 +18,7 @@ const AFTER_HELP: &str = "\
 Subcommands (each with its own --help):
   diff2test init         write a commented starter diff2test.toml from the build's evidence
   diff2test snapshot     write the build's snapshot, for a later --base-snapshot
+  diff2test record       write a record of what each test read, from strace logs of ctest, for a later --record
   diff2test completions  print shell completions: bash, zsh, fish, elvish or powershell
   diff2test man          print the man page (roff): diff2test man > diff2test.1
 
@@ -125,6 +126,12 @@ pub struct Cli {
     /// script then costs only those. Not read when no CMake input changed.
     #[arg(long, value_name = "FILE")]
     pub base_snapshot: Option<Utf8PathBuf>,
+    /// The record of the base build's test run (`diff2test record`): a test whose recorded
+    /// inputs are all unchanged is skipped, an unmapped test is decided by what it read, and a
+    /// changed path no test read is skipped when every test is recorded. A record of another
+    /// build or base is said and not used.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<Utf8PathBuf>,
     /// Also write a value receipt (diff2test.receipt.v2 JSON) to FILE.
     #[arg(long, value_name = "FILE")]
     pub receipt: Option<Utf8PathBuf>,
@@ -161,6 +168,8 @@ pub struct Cli {
 pub enum Parsed {
     /// Run an analysis.
     Run(Box<Request>),
+    /// `diff2test record`: write a record from strace logs.
+    Record(Box<crate::record::RecordRequest>),
     /// Help or version text: print to stdout, exit 0.
     Info(String),
 }
@@ -270,6 +279,55 @@ struct InitCli {
     force: bool,
 }
 
+/// `diff2test record`: a record of the base's test run from strace logs.
+#[derive(Parser, Debug)]
+#[command(
+    name = "diff2test record",
+    version = VERSION,
+    about = "Write a diff2test.record.v1 of what each test read, from strace logs of the base build's ctest run, for a later --record",
+    after_help = "Record the run with:\n  strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir -o ctest.strace ctest -j8\n(add --seccomp-bpf where the kernel has it), then:\n  diff2test record --source-dir SRC --build-dir BUILD --strace ctest.strace --output record.json\n\nExit codes: 0 written, every test recorded; 2 USAGE_ERROR (nothing written); 3 written, some tests not recorded (reasons on stderr: they are decided without the record)."
+)]
+struct RecordCli {
+    /// Top source directory the build was configured from.
+    #[arg(long, value_name = "SRC", required = true)]
+    source_dir: Option<Utf8PathBuf>,
+    /// Top build directory (where ctest ran).
+    #[arg(long, value_name = "BUILD", required = true)]
+    build_dir: Option<Utf8PathBuf>,
+    /// Output of `ctest --show-only=json-v1` for the run (default: BUILD/ctest.json).
+    #[arg(long, value_name = "FILE")]
+    ctest_json: Option<Utf8PathBuf>,
+    /// An strace log of the ctest run (`strace -f -y … -o FILE ctest …`); repeat for several runs.
+    #[arg(long = "strace", value_name = "FILE", required = true)]
+    straces: Vec<Utf8PathBuf>,
+    /// Write the record to FILE instead of stdout (written whole, or not at all).
+    #[arg(long, value_name = "FILE")]
+    output: Option<Utf8PathBuf>,
+}
+
+fn parse_record(args: Vec<OsString>) -> Result<Parsed, String> {
+    let r = match sub_parse::<RecordCli>(args)? {
+        Ok(r) => r,
+        Err(info) => return Ok(info),
+    };
+    let source_dir = dir("--source-dir", r.source_dir)?;
+    let build_dir = dir("--build-dir", r.build_dir)?;
+    let straces = (r.straces.into_iter())
+        .map(|p| file("--strace", Some(p)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Parsed::Record(Box::new(crate::record::RecordRequest {
+        ctest_json: ctest_json(r.ctest_json, &build_dir)?,
+        source_dir,
+        build_dir,
+        straces,
+        output: r
+            .output
+            .as_ref()
+            .map(|p| file("--output", Some(p.clone())))
+            .transpose()?,
+    })))
+}
+
 /// A subcommand's arguments, or its help text.
 fn sub_parse<T: Parser>(mut args: Vec<OsString>) -> Result<Result<T, Parsed>, String> {
     args.remove(1);
@@ -341,6 +399,7 @@ fn request_of(s: EvidenceArgs, policy: Option<Utf8PathBuf>, init: bool) -> Resul
         base_snapshot: None,
         base_commit: None,
         edited: Default::default(),
+        record: None,
         source_dir,
     })))
 }
@@ -385,6 +444,7 @@ fn full_command() -> clap::Command {
         .subcommand_negates_reqs(true)
         .subcommand(InitCli::command().name("init"))
         .subcommand(SnapshotCli::command().name("snapshot"))
+        .subcommand(RecordCli::command().name("record"))
         .subcommand(
             clap::Command::new("completions")
                 .about("Print shell completions")
@@ -438,6 +498,9 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
     }
     if args.get(1).is_some_and(|a| a == "init") {
         return parse_init(args);
+    }
+    if args.get(1).is_some_and(|a| a == "record") {
+        return parse_record(args);
     }
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
@@ -612,6 +675,11 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
             .base_snapshot
             .as_ref()
             .map(|p| file("--base-snapshot", Some(p.clone())))
+            .transpose()?,
+        record: cli
+            .record
+            .as_ref()
+            .map(|p| file("--record", Some(p.clone())))
             .transpose()?,
     })))
 }

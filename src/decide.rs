@@ -106,6 +106,9 @@ pub mod select_code {
     /// `build_config = "compare"`: the test's build-description fingerprint
     /// differs from the base snapshot's, or the test is new.
     pub const BUILD_DESCRIPTION_CHANGED: &str = "BUILD_DESCRIPTION_CHANGED";
+    /// A record of the base's test run: something the test read, looked
+    /// for or listed then differs now, or a selected test writes what it read.
+    pub const RECORDED_INPUT_CHANGED: &str = "RECORDED_INPUT_CHANGED";
     /// Whole-run fallback.
     pub const FULL_SUITE_FALLBACK: &str = "FULL_SUITE_FALLBACK";
     /// Skip argument.
@@ -122,6 +125,7 @@ pub mod select_code {
         DECLARED_DATA,
         DECLARED_SCRIPT,
         BUILD_DESCRIPTION_CHANGED,
+        RECORDED_INPUT_CHANGED,
         FULL_SUITE_FALLBACK,
         OUTSIDE_TRANSITIVE_IMPACT_SET,
     ];

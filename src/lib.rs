@@ -24,6 +24,8 @@ pub mod pipeline;
 pub mod policy;
 pub mod reach;
 pub mod reason;
+pub mod record;
+pub mod recorded;
 pub mod report;
 pub mod request;
 pub mod select;
@@ -80,6 +82,34 @@ pub fn run(
     code
 }
 
+/// `diff2test record`: the record, written whole to `--output` or stdout.
+fn write_record(req: &record::RecordRequest, out: &mut Vec<u8>, err: &mut Vec<u8>) -> u8 {
+    let rec = match record::record(req) {
+        Ok(r) => r,
+        Err(msg) => return usage(msg, err),
+    };
+    let code = report::render_record(&rec, out, err);
+    if let Some(path) = &req.output {
+        if let Err(msg) = write_whole(path, out) {
+            out.clear();
+            err.clear();
+            return usage(msg, err);
+        }
+        out.clear();
+    }
+    code
+}
+
+/// Writes `bytes` to `path` whole (a temporary file renamed into place) or not at all.
+fn write_whole(path: &str, bytes: &[u8]) -> Result<(), String> {
+    let tmp = format!("{path}.diff2test-tmp");
+    let written = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("--output {path}: {e}")
+    })
+}
+
 fn usage(msg: String, err: &mut Vec<u8>) -> u8 {
     let o = Outcome::UsageError(msg);
     report::render_state_only(&o, err);
@@ -90,6 +120,7 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
     // 1. CLI and changed-path source.
     let req = match cli::parse(args, stdin) {
         Ok(cli::Parsed::Run(r)) => r,
+        Ok(cli::Parsed::Record(r)) => return write_record(&r, out, err),
         Ok(cli::Parsed::Info(text)) => {
             out.extend_from_slice(text.as_bytes());
             return 0;
@@ -119,14 +150,10 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
         return usage(msg, err);
     }
     if let Some(path) = &req.output {
-        // Written whole (a temporary file renamed into place) or not at all.
-        let tmp = format!("{path}.diff2test-tmp");
-        let written = std::fs::write(&tmp, &*out).and_then(|_| std::fs::rename(&tmp, path));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
+        if let Err(msg) = write_whole(path, out) {
             out.clear();
             err.clear();
-            return usage(format!("--output {path}: {e}"), err);
+            return usage(msg, err);
         }
         out.clear();
     }

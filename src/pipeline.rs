@@ -33,7 +33,7 @@ use crate::reason::{Code, Gap};
 use crate::request::Request;
 use crate::select::{self, apply_policy, compare_base, unvouched_prerequisites, Selection};
 use crate::verdict::{fallback_verdicts, verdicts};
-use crate::{changes, declare, graph, reach, snapshot, vcs};
+use crate::{changes, declare, graph, paths, reach, snapshot, vcs};
 
 /// The whole decision order for one request. Pure with respect to output.
 pub fn analyse_request(req: &Request, policy: Policy) -> Analysis {
@@ -86,6 +86,7 @@ struct Evidence<'m> {
     reaches: Vec<TestReach>,
     forced: Vec<Forced>,
     base_snapshot: Option<serde_json::Value>,
+    recorded: Option<crate::recorded::Recorded>,
 }
 
 /// Stages 1-6 (catalogue, evidence, mapping, reach, coverage, changed paths
@@ -186,6 +187,7 @@ fn analyse_evidence(
         reaches: Vec::new(),
         forced: Vec::new(),
         base_snapshot: None,
+        recorded: None,
     };
     if !reach_and_changes(
         req,
@@ -247,6 +249,7 @@ fn reach_and_changes(
     }
     drop(lookup);
     d.extend(reach_gaps);
+    let recorded_tests = audit_record(req, a, cat, ev);
     // Tests that name one test-time path share data too (also for --shard).
     if ev.reaches.iter().any(|r| !r.shared.is_empty()) {
         let shared: Vec<Vec<String>> = ev.reaches.iter().map(|r| r.shared.clone()).collect();
@@ -259,6 +262,7 @@ fn reach_and_changes(
         &ev.mappings,
         &ev.reaches,
         select_opaque,
+        &recorded_tests,
     );
     d.extend(opaque.gaps);
     ev.forced = opaque.forced;
@@ -281,6 +285,10 @@ fn reach_and_changes(
     changes::custom_command_inputs(&mut a.changed, &ev.custom, ev.model);
     changes::configure_reads(&mut a.changed, &ev.configure_reads, ev.model);
     changes::assembler_search_dirs(&mut a.changed, ev.model);
+    if let Some(r) = &ev.recorded {
+        a.declarations
+            .extend(r.decide_unknown_paths(&mut a.changed));
+    }
     let declared = declare::apply(
         &mut a.changed,
         &a.policy,
@@ -344,6 +352,7 @@ fn walk_and_decide(
         custom: _,
         configure_reads: _,
         base_snapshot,
+        recorded,
     } = ev;
     let mut impact = graph::impact(&graph, &deps, &a.changed, cat, &mappings);
     d.extend(impact.gaps.iter().cloned());
@@ -396,6 +405,13 @@ fn walk_and_decide(
     d.extend(sel.by_source_paths(&graph, &mappings, &a.changed, max_bytes));
     d.extend(sel.by_loading(&graph, &mappings, &affected));
     sel.by_description(description_changed);
+    if let Some(r) = &recorded {
+        sel.by_record(r, &a.changed);
+        if r.covered.iter().any(Option::is_some) {
+            a.declarations.push(r.use_of());
+            a.declarations.sort();
+        }
+    }
     sel.by_data_flow(&reaches);
 
     // The plan's summary, and each chain's word on how its test reaches its target.
@@ -416,6 +432,41 @@ fn walk_and_decide(
     a.evidence = reader.digests();
     drop(graph);
     ingest::drop_in_background((deps, mappings, impact.units, impact.affected));
+}
+
+/// Reads and audits `--record` (when given) against this run's catalogue
+/// and base, keeps it in `ev` when usable, and says why not; returns, per
+/// test, whether the record covers it.
+fn audit_record(
+    req: &Request,
+    a: &mut Analysis,
+    cat: Option<&Catalogue>,
+    ev: &mut Evidence<'_>,
+) -> Vec<bool> {
+    let (Some(path), Some(cat)) = (&req.record, cat) else {
+        return Vec::new();
+    };
+    let bytes = std::fs::read(&req.ctest_json).unwrap_or_default();
+    let top = paths::repo_root_above(&req.source_dir).unwrap_or_else(|| req.source_dir.clone());
+    let changed_abs: Vec<String> = (req.changed.iter())
+        .map(|c| paths::join_fold(&top, &c.to_string_lossy()))
+        .collect();
+    let audit = crate::recorded::audit(&crate::recorded::Input {
+        path,
+        source_dir: &req.source_dir,
+        build_dir: &req.build_dir,
+        catalogue_json: &bytes,
+        catalogue: cat,
+        base_commit: req.base_commit.as_deref(),
+        changed_abs: &changed_abs,
+        max_bytes: req.limits.max_file_bytes.max(1 << 30),
+    });
+    a.notes.extend(audit.notes);
+    ev.recorded = audit.recorded;
+    match &ev.recorded {
+        Some(r) => r.covered.iter().map(Option::is_some).collect(),
+        None => Vec::new(),
+    }
 }
 
 /// The decision without a walk (no codemodel, or no catalogue): the

@@ -75,6 +75,9 @@ pub fn render(
     }
     // Writes into a Vec cannot fail.
     let _ = writeln!(err, "{}", outcome.state());
+    for n in &a.notes {
+        let _ = writeln!(err, "note {}", one_line(n));
+    }
     if req.explain_changes {
         for c in &a.changed {
             let _ = writeln!(
@@ -380,6 +383,48 @@ fn init_report(a: &Analysis, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result<(),
     Ok(())
 }
 
+/// `diff2test record`: the record on stdout; on stderr `RECORD_WRITTEN`, how
+/// many tests it covers, and one `reason RECORD_TEST_UNRECORDED` line per
+/// test it does not (exit 3 then: those are decided without it).
+pub fn render_record(
+    r: &crate::ingest::record::Record,
+    out: &mut Vec<u8>,
+    err: &mut Vec<u8>,
+) -> u8 {
+    use crate::ingest::record::Status;
+    let recorded = r
+        .tests
+        .iter()
+        .filter(|t| t.status == Status::Recorded)
+        .count();
+    let _ = writeln!(err, "RECORD_WRITTEN");
+    let _ = writeln!(
+        err,
+        "recorded {recorded} of {} tests ({} paths) from {} log line(s)",
+        r.tests.len(),
+        r.files.len(),
+        r.logs.iter().map(|l| l.lines).sum::<usize>()
+    );
+    for t in r.tests.iter().filter(|t| t.status != Status::Recorded) {
+        let _ = writeln!(
+            err,
+            "reason RECORD_TEST_UNRECORDED: test {:?} {}: {}",
+            t.name,
+            t.status.as_str(),
+            one_line(&t.detail)
+        );
+    }
+    if recorded < r.tests.len() {
+        let _ = writeln!(err, "remedy RECORD_TEST_UNRECORDED: record a whole ctest run that ends by itself, with strace -f -y -s 4096 (the command in `diff2test record --help`); a test not recorded is decided without the record");
+    }
+    out.extend_from_slice(crate::record::to_json(r).as_bytes());
+    if recorded == r.tests.len() {
+        0
+    } else {
+        crate::decide::exit::FULL_SUITE_SELECTED
+    }
+}
+
 /// `diff2test snapshot`: the document on stdout when the evidence is
 /// complete (exit 0); otherwise the reasons and nothing on stdout (exit 3 or 4).
 fn snapshot_report(a: &Analysis, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result<(), String> {
@@ -412,6 +457,7 @@ fn write_declarations(a: &Analysis, err: &mut Vec<u8>) {
             "build_config" => "BUILD_CONFIG",
             "unreferenced_paths" => "UNREFERENCED_PATHS",
             "scripts" => "SCRIPTS",
+            "record" => "RECORD",
             _ => "SCRIPT",
         };
         let _ = writeln!(

@@ -71,6 +71,8 @@ pub struct Request {
     /// Changed paths (as given) that the VCS reports as modified in place, not
     /// added, deleted or retyped: these cannot change what a glob lists.
     pub edited: std::collections::HashSet<String>,
+    /// `--record`, absolute: the record of the base build's test run.
+    pub record: Option<String>,
 }
 
 impl Request {

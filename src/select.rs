@@ -238,12 +238,16 @@ pub(crate) fn opaque_tests(
     mappings: &[TestMapping],
     reaches: &[reach::TestReach],
     select_opaque: bool,
+    recorded: &[bool],
 ) -> Opaque {
     let tainted = graph.tainted();
     let mut out = Opaque::default();
     for (ti, (test, m)) in catalogue.tests.iter().zip(mappings).enumerate() {
         if graph.foreign_config(test).is_some() {
             continue;
+        }
+        if recorded.get(ti).copied().unwrap_or(false) {
+            continue; // its recorded run decides it (crate::recorded)
         }
         let local_gap = match m {
             TestMapping::Unmapped(g) => {
@@ -420,6 +424,19 @@ impl<'c> Selection<'c> {
     }
 
     /// Closes the selection over test-to-test data flow ([`reach::data_flow`]).
+    /// The tests a record of the base's run selects (given the selection so far).
+    pub(crate) fn by_record(
+        &mut self,
+        recorded: &crate::recorded::Recorded,
+        changed: &[changes::Changed],
+    ) {
+        for f in recorded.select(self.catalogue, changed, &self.selected) {
+            if let Some(&i) = self.index.get(f.test.as_str()) {
+                self.select(i, f.code, f.detail);
+            }
+        }
+    }
+
     pub(crate) fn by_data_flow(&mut self, reaches: &[reach::TestReach]) {
         let shared: Vec<Vec<String>> = reaches.iter().map(|r| r.shared.clone()).collect();
         for f in reach::data_flow(self.catalogue, &self.selected, &shared) {

@@ -995,3 +995,47 @@ fn commit_id(repo: &gix::Repository, rev: &str) -> Result<ObjectId, VcsError> {
         .map_err(|e| unresolved(format!("{id} is not a commit: {e}")))?;
     Ok(commit.id)
 }
+
+/// The git blob id of the file at `path` as it is on disk (SHA-1, as git
+/// would store it), hex; `None` when it cannot be read whole.
+pub fn blob_id_of_file(path: &Path) -> Option<String> {
+    hash_file(gix::hash::Kind::Sha1, path).map(|id| id.to_string())
+}
+
+/// For each absolute path: the blob id it has in the tree of `rev` in the
+/// repository holding `source_dir` (`None`: not a file there, or outside the
+/// repository's work tree). Read in-process; git is never run.
+pub fn blob_ids_at(
+    source_dir: &Path,
+    rev: &str,
+    paths: &[&str],
+) -> Result<Vec<Option<String>>, VcsError> {
+    let repo = discover(source_dir)?;
+    let workdir = workdir_of(&repo).ok_or_else(|| VcsError::NoRepository {
+        dir: source_dir.to_path_buf(),
+        detail: "a bare repository has no work tree".into(),
+    })?;
+    let id = commit_id(&repo, rev)?;
+    let tree = repo
+        .find_commit(id)
+        .map_err(|e| git_err("cannot read the commit", e))?
+        .tree()
+        .map_err(|e| git_err("cannot read the commit's tree", e))?;
+    let workdir = workdir.to_string_lossy().into_owned();
+    let workdir = crate::paths::fold(&workdir);
+    let mut out = Vec::with_capacity(paths.len());
+    for p in paths {
+        let Some(rel) = crate::paths::strip_root(p, &workdir).filter(|r| !r.is_empty()) else {
+            out.push(None);
+            continue;
+        };
+        let entry = tree
+            .lookup_entry_by_path(rel)
+            .map_err(|e| git_err(&format!("cannot look up {rel}"), e))?;
+        out.push(entry.and_then(|e| {
+            let mode = e.mode();
+            (mode.is_blob() || mode.is_link()).then(|| e.object_id().to_string())
+        }));
+    }
+    Ok(out)
+}

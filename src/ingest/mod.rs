@@ -21,6 +21,8 @@ pub mod ninja_deps;
 pub mod ninja_log;
 pub mod ninja_manifest;
 pub mod ninja_units;
+pub mod record;
+pub mod strace;
 
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -1,0 +1,911 @@
+//! An strace log of a ctest run, read as evidence of what each process
+//! opened, examined, executed, listed and wrote.
+//!
+//! The log is the one `-o FILE` writes with `-f` (every line starts with the
+//! process id) and `-y` (file descriptors carry their paths), from strace 5.x
+//! or 6.x; `-t`/`-tt`/`-ttt` timestamps are accepted. The reader never runs
+//! strace: the user ran it around `ctest` (README, SAFETY-CONTRACT §4.12).
+//!
+//! Two passes. The first splits the log into processes (a process id that
+//! exited and reappears is a new process) and joins `<unfinished ...>` calls
+//! with their `<... resumed>` ends. The second replays the calls in log order
+//! with each process's working directory (inherited at `fork`/`clone`, shared
+//! with `CLONE_FS`, moved by `chdir`/`fchdir`, confirmed by `-y`'s
+//! `AT_FDCWD</dir>`), so every relative path is resolved as the kernel did.
+//! Whatever cannot be resolved (a truncated string, an fd without its path, a
+//! relative path with no known directory, a line that is not strace's) is a
+//! *problem* of the process it belongs to, never a silently dropped access.
+
+use std::collections::HashMap;
+
+use crate::paths;
+
+/// What a process did with a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// Opened for reading (or reading and writing).
+    Read,
+    /// Examined: stat, access, readlink, … (its existence, type or size).
+    Stat,
+    /// Executed.
+    Exec,
+    /// Listed (getdents): the directory's entries.
+    List,
+    /// Entered or opened as a directory.
+    Dir,
+    /// Looked for and not found (ENOENT, ENOTDIR).
+    Absent,
+    /// Created, truncated, written, removed or renamed.
+    Write,
+}
+
+/// One access to one path (absolute, folded).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The path.
+    pub path: String,
+    /// What was done with it.
+    pub kind: Kind,
+}
+
+/// One `execve` (or `execveat`).
+#[derive(Clone, Debug)]
+pub struct Exec {
+    /// The program path, resolved against the working directory.
+    pub path: String,
+    /// `argv` as strace printed it.
+    pub argv: Vec<String>,
+    /// False when strace abbreviated `argv` (`...`).
+    pub argv_complete: bool,
+    /// The working directory at the call, when known.
+    pub cwd: Option<String>,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// How many accesses the process had made before this call.
+    pub at: usize,
+}
+
+/// How a process ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// `+++ exited with N +++`
+    Code(i32),
+    /// `+++ killed by SIG… +++`
+    Signal(String),
+}
+
+/// One process (one lifetime of a process id).
+#[derive(Clone, Debug, Default)]
+pub struct Process {
+    /// The process id.
+    pub pid: u32,
+    /// The process that created it (index), when the log shows the call.
+    pub parent: Option<usize>,
+    /// Its accesses, in order.
+    pub accesses: Vec<Access>,
+    /// Its program executions, in order.
+    pub execs: Vec<Exec>,
+    /// How it ended; `None` when the log ends first.
+    pub exit: Option<Exit>,
+    /// What could not be read of it (line numbers and why).
+    pub problems: Vec<String>,
+    first_line: usize,
+}
+
+/// A whole log.
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// Every process, in order of first appearance.
+    pub processes: Vec<Process>,
+    /// Lines that belong to no process (and so may belong to any).
+    pub problems: Vec<String>,
+    /// Lines read.
+    pub lines: usize,
+}
+
+impl Trace {
+    /// Whether process `p` is `ancestor` or descends from it.
+    pub fn descends(&self, mut p: usize, ancestor: usize) -> bool {
+        loop {
+            if p == ancestor {
+                return true;
+            }
+            match self.processes[p].parent {
+                Some(q) => p = q,
+                None => return false,
+            }
+        }
+    }
+}
+
+/// A system call as joined from its line(s).
+struct Call {
+    line: usize,
+    proc_: usize,
+    name: String,
+    args: Vec<String>,
+    ret: String,
+}
+
+/// A `clone`/`fork`/`vfork` seen in pass one.
+struct Spawn {
+    parent: usize,
+    start_line: usize,
+    child_pid: u32,
+    shares_fs: bool,
+}
+
+/// Reads a log. Never fails: what cannot be read is a problem, by line.
+pub fn parse(text: &str) -> Trace {
+    let mut trace = Trace::default();
+    let mut live: HashMap<u32, usize> = HashMap::new();
+    let mut pending: HashMap<usize, (usize, String)> = HashMap::new();
+    let mut calls: Vec<Call> = Vec::new();
+    let mut spawns: Vec<Spawn> = Vec::new();
+    let mut last_complete = true;
+    for (n, raw) in text.split('\n').enumerate() {
+        let line_no = n + 1;
+        if raw.is_empty() {
+            continue;
+        }
+        trace.lines = line_no;
+        last_complete = true;
+        let Some((pid, body)) = split_pid(raw) else {
+            if raw.starts_with("strace: ") && (raw.contains("attached") || raw.contains("detached"))
+            {
+                continue;
+            }
+            trace.problems.push(format!(
+                "line {line_no}: not a line of `strace -f`: {}",
+                clip(raw)
+            ));
+            continue;
+        };
+        let proc_ = *live.entry(pid).or_insert_with(|| {
+            trace.processes.push(Process {
+                pid,
+                first_line: line_no,
+                ..Process::default()
+            });
+            trace.processes.len() - 1
+        });
+        let body = body.trim_start();
+        if let Some(rest) = body.strip_prefix("+++ ") {
+            let rest = rest.trim_end_matches(" +++");
+            let exit = if let Some(code) = rest.strip_prefix("exited with ") {
+                code.trim().parse().ok().map(Exit::Code)
+            } else {
+                rest.strip_prefix("killed by ")
+                    .map(|s| Exit::Signal(s.split_whitespace().next().unwrap_or("").to_owned()))
+            };
+            match exit {
+                Some(e) => trace.processes[proc_].exit = Some(e),
+                None => trace.processes[proc_]
+                    .problems
+                    .push(format!("line {line_no}: unknown end {}", clip(body))),
+            }
+            live.remove(&pid);
+            continue;
+        }
+        if body.starts_with("--- ") || body.starts_with("<detached") || body.starts_with("+++") {
+            continue;
+        }
+        let joined = if let Some(rest) = body.strip_prefix("<... ") {
+            // `<... name resumed>REST`
+            let Some((_, after)) = rest.split_once(" resumed>") else {
+                trace.processes[proc_].problems.push(format!(
+                    "line {line_no}: unreadable resumption {}",
+                    clip(body)
+                ));
+                continue;
+            };
+            match pending.remove(&proc_) {
+                Some((_, head)) => format!("{head}{after}"),
+                None => {
+                    trace.processes[proc_].problems.push(format!(
+                        "line {line_no}: a resumed call whose start is not in the log"
+                    ));
+                    continue;
+                }
+            }
+        } else if let Some(head) = body.strip_suffix(" <unfinished ...>") {
+            pending.insert(proc_, (line_no, head.to_owned()));
+            if let Some(s) = spawn_start(head) {
+                spawns.push(Spawn {
+                    parent: proc_,
+                    start_line: line_no,
+                    child_pid: 0,
+                    shares_fs: s,
+                });
+            }
+            continue;
+        } else {
+            body.to_owned()
+        };
+        let Some(call) = split_call(&joined) else {
+            last_complete = false;
+            trace.processes[proc_]
+                .problems
+                .push(format!("line {line_no}: unreadable call {}", clip(&joined)));
+            continue;
+        };
+        let (name, args, ret) = call;
+        if matches!(name.as_str(), "clone" | "clone3" | "fork" | "vfork") {
+            if let Some(child) = leading_number(&ret) {
+                // The spawn started on this line, or on its `<unfinished ...>` line.
+                match spawns
+                    .iter_mut()
+                    .rev()
+                    .find(|s| s.parent == proc_ && s.child_pid == 0)
+                {
+                    Some(s) => s.child_pid = child,
+                    None => spawns.push(Spawn {
+                        parent: proc_,
+                        start_line: line_no,
+                        child_pid: child,
+                        shares_fs: spawn_start(&joined).unwrap_or(false),
+                    }),
+                }
+            } else if let Some(pos) = spawns
+                .iter()
+                .rposition(|s| s.parent == proc_ && s.child_pid == 0)
+            {
+                spawns.remove(pos); // failed: no child
+            }
+        }
+        calls.push(Call {
+            line: line_no,
+            proc_,
+            name,
+            args,
+            ret,
+        });
+    }
+    if !last_complete && !text.ends_with('\n') {
+        trace
+            .problems
+            .push(format!("line {}: the log ends inside a line", trace.lines));
+    }
+    for (proc_, (line, head)) in pending {
+        trace.processes[proc_].problems.push(format!(
+            "line {line}: the call {} never returned in the log",
+            clip(&head)
+        ));
+    }
+    let shares = link_spawns(&mut trace, &spawns);
+    replay(&mut trace, calls, &shares);
+    trace
+}
+
+/// Gives every spawned process its parent: the lifetime of the child's id
+/// that starts first after the spawn started. Returns the children that
+/// share their parent's working directory (`CLONE_FS`).
+fn link_spawns(trace: &mut Trace, spawns: &[Spawn]) -> HashMap<usize, bool> {
+    let mut shares = HashMap::new();
+    let mut by_pid: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (i, p) in trace.processes.iter().enumerate() {
+        by_pid.entry(p.pid).or_default().push(i);
+    }
+    for s in spawns.iter().filter(|s| s.child_pid != 0) {
+        let Some(cands) = by_pid.get(&s.child_pid) else {
+            continue; // the child did nothing the log shows
+        };
+        if let Some(&c) = cands
+            .iter()
+            .find(|&&c| trace.processes[c].first_line > s.start_line && c != s.parent)
+        {
+            if trace.processes[c].parent.is_none() {
+                trace.processes[c].parent = Some(s.parent);
+                shares.insert(c, s.shares_fs);
+            }
+        }
+    }
+    shares
+}
+
+/// For a spawn call's text: whether the child shares the working directory.
+fn spawn_start(head: &str) -> Option<bool> {
+    let name = head.split('(').next()?;
+    match name {
+        "clone" | "clone3" => Some(head.contains("CLONE_FS")),
+        "fork" | "vfork" => Some(false),
+        _ => None,
+    }
+}
+
+/// Replays the calls in log order with each process's working directory.
+fn replay(trace: &mut Trace, calls: Vec<Call>, shares: &HashMap<usize, bool>) {
+    let n = trace.processes.len();
+    let mut cells: Vec<Option<String>> = Vec::new();
+    let mut cell_of: Vec<Option<usize>> = vec![None; n];
+    for call in calls {
+        let p = call.proc_;
+        let cell = ensure_cell(trace, shares, &mut cells, &mut cell_of, p);
+        let mut cx = Replay {
+            cwd: &mut cells[cell],
+            proc_: &mut trace.processes[p],
+            line: call.line,
+        };
+        cx.call(&call.name, &call.args, &call.ret);
+    }
+}
+
+fn ensure_cell(
+    trace: &Trace,
+    shares: &HashMap<usize, bool>,
+    cells: &mut Vec<Option<String>>,
+    cell_of: &mut [Option<usize>],
+    p: usize,
+) -> usize {
+    if let Some(c) = cell_of[p] {
+        return c;
+    }
+    let c = match trace.processes[p].parent {
+        Some(parent) if parent != p => {
+            let pc = ensure_cell(trace, shares, cells, cell_of, parent);
+            if shares.get(&p).copied().unwrap_or(false) {
+                pc
+            } else {
+                cells.push(cells[pc].clone());
+                cells.len() - 1
+            }
+        }
+        _ => {
+            cells.push(None);
+            cells.len() - 1
+        }
+    };
+    cell_of[p] = Some(c);
+    c
+}
+
+struct Replay<'a> {
+    cwd: &'a mut Option<String>,
+    proc_: &'a mut Process,
+    line: usize,
+}
+
+impl Replay<'_> {
+    fn problem(&mut self, what: String) {
+        self.proc_
+            .problems
+            .push(format!("line {}: {what}", self.line));
+    }
+
+    fn push(&mut self, path: String, kind: Kind) {
+        self.proc_.accesses.push(Access { path, kind });
+    }
+
+    /// The directory a `dirfd` argument names (`AT_FDCWD</dir>`, `3</dir>`).
+    fn dir_of(&mut self, dirfd: &str) -> Option<String> {
+        let (fd, ann) = split_annotation(dirfd);
+        match ann {
+            Some(a) if a.starts_with('/') => {
+                let a = paths::fold(&a);
+                if fd == "AT_FDCWD" {
+                    *self.cwd = Some(a.clone());
+                }
+                Some(a)
+            }
+            _ if fd == "AT_FDCWD" => self.cwd.clone(),
+            _ => None,
+        }
+    }
+
+    /// Resolves a quoted path argument against `dir` (`None`: the cwd).
+    fn resolve(&mut self, dir: Option<&str>, arg: &str, what: &str) -> Option<String> {
+        let Some(s) = unquote(arg) else {
+            self.problem(format!(
+                "{what}: a path strace did not print whole: {}",
+                clip(arg)
+            ));
+            return None;
+        };
+        if s.starts_with('/') {
+            return Some(paths::fold(&s));
+        }
+        let base = match dir {
+            Some(d) => Some(d.to_owned()),
+            None => self.cwd.clone(),
+        };
+        match base {
+            Some(b) => Some(paths::join_fold(&b, &s)),
+            None => {
+                self.problem(format!(
+                    "{what}: relative path {s:?} with no known working directory"
+                ));
+                None
+            }
+        }
+    }
+
+    /// One path access: `dirfd` (None: cwd), the quoted path, what it is on success.
+    fn access(&mut self, name: &str, dirfd: Option<&str>, arg: &str, ret: &str, ok_kind: Kind) {
+        if unquote(arg).is_some_and(|s| s.is_empty()) {
+            return; // AT_EMPTY_PATH: the fd itself, opened before
+        }
+        let dir = match dirfd {
+            Some(fd) => match self.dir_of(fd) {
+                Some(d) => Some(d),
+                None => {
+                    let rel = unquote(arg).is_some_and(|s| !s.starts_with('/'));
+                    if rel {
+                        self.problem(format!(
+                            "{name}: relative to a descriptor strace printed without its path ({}): run strace with -y",
+                            clip(fd)
+                        ));
+                        return;
+                    }
+                    None
+                }
+            },
+            None => None,
+        };
+        let Some(path) = self.resolve(dir.as_deref(), arg, name) else {
+            return;
+        };
+        let kind = match outcome(ret) {
+            Outcome::Ok => ok_kind,
+            Outcome::Missing => {
+                if ok_kind == Kind::Write {
+                    Kind::Write
+                } else {
+                    Kind::Absent
+                }
+            }
+            Outcome::OtherError => {
+                if ok_kind == Kind::Write {
+                    Kind::Write
+                } else {
+                    Kind::Stat
+                }
+            }
+            Outcome::Unknown => ok_kind,
+        };
+        self.push(path, kind);
+    }
+
+    fn call(&mut self, name: &str, args: &[String], ret: &str) {
+        let a = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
+        match name {
+            "open" => {
+                let k = open_kind(a(1));
+                self.access(name, None, a(0), ret, k);
+            }
+            "creat" => self.access(name, None, a(0), ret, Kind::Write),
+            "openat" | "openat2" => {
+                let k = open_kind(a(2));
+                self.access(name, Some(a(0)), a(1), ret, k);
+            }
+            "execve" | "execveat" => {
+                let (dirfd, path, argv) = if name == "execve" {
+                    (None, a(0), a(1))
+                } else {
+                    (Some(a(0)), a(1), a(2))
+                };
+                let dir = dirfd.and_then(|d| self.dir_of(d));
+                let Some(resolved) = self.resolve(dir.as_deref(), path, name) else {
+                    return;
+                };
+                let ok = outcome(ret) == Outcome::Ok || outcome(ret) == Outcome::Unknown;
+                let (argv, complete) = parse_array(argv);
+                let at = self.proc_.accesses.len();
+                self.proc_.execs.push(Exec {
+                    path: resolved.clone(),
+                    argv,
+                    argv_complete: complete,
+                    cwd: self.cwd.clone(),
+                    ok,
+                    at,
+                });
+                let kind = match outcome(ret) {
+                    Outcome::Missing => Kind::Absent,
+                    Outcome::OtherError => Kind::Stat,
+                    Outcome::Ok | Outcome::Unknown => Kind::Exec,
+                };
+                self.push(resolved, kind);
+            }
+            "chdir" => {
+                let Some(path) = self.resolve(None, a(0), name) else {
+                    return;
+                };
+                if outcome(ret) == Outcome::Ok {
+                    *self.cwd = Some(path.clone());
+                    self.push(path, Kind::Dir);
+                } else {
+                    self.push(path, Kind::Absent);
+                }
+            }
+            "fchdir" => {
+                let (_, ann) = split_annotation(a(0));
+                match ann {
+                    Some(d) if d.starts_with('/') => {
+                        let d = paths::fold(&d);
+                        if outcome(ret) == Outcome::Ok {
+                            *self.cwd = Some(d.clone());
+                        }
+                        self.push(d, Kind::Dir);
+                    }
+                    _ => {
+                        *self.cwd = None;
+                        self.problem(
+                            "fchdir to a descriptor without its path: run strace with -y".into(),
+                        );
+                    }
+                }
+            }
+            "getdents64" | "getdents" | "readdir" => {
+                let (_, ann) = split_annotation(a(0));
+                match ann {
+                    Some(d) if d.starts_with('/') => self.push(paths::fold(&d), Kind::List),
+                    _ => self.problem(format!(
+                        "{name} of a descriptor without its path ({}): run strace with -y",
+                        clip(a(0))
+                    )),
+                }
+            }
+            // Calls that only name a descriptor, or no path at all.
+            "exit" | "exit_group" | "wait4" | "waitid" | "kill" | "tkill" | "tgkill" | "clone"
+            | "clone3" | "fork" | "vfork" | "arch_prctl" | "unshare" | "setns" | "prctl"
+            | "rt_sigreturn" | "pidfd_open" | "pidfd_send_signal" | "fstat" | "fstatfs"
+            | "fchmod" | "fchown" | "ftruncate" | "fsync" | "fdatasync" | "fgetxattr"
+            | "flistxattr" | "fsetxattr" | "fremovexattr" | "fanotify_init" | "inotify_init"
+            | "inotify_init1" | "umask" | "seccomp" | "ptrace" | "pidfd_getfd" | "close_range" => {}
+            "unlink" | "rmdir" | "mkdir" | "chmod" | "chown" | "lchown" | "truncate" | "utime"
+            | "utimes" | "mknod" | "setxattr" | "lsetxattr" | "removexattr" | "lremovexattr"
+            | "acct" | "swapon" | "swapoff" => self.access(name, None, a(0), ret, Kind::Write),
+            "unlinkat" | "mkdirat" | "fchmodat" | "fchmodat2" | "fchownat" | "futimesat"
+            | "utimensat" | "mknodat" => self.access(name, Some(a(0)), a(1), ret, Kind::Write),
+            "rename" | "link" => {
+                self.access(name, None, a(0), ret, Kind::Write);
+                self.access(name, None, a(1), ret, Kind::Write);
+            }
+            "renameat" | "renameat2" | "linkat" => {
+                self.access(name, Some(a(0)), a(1), ret, Kind::Write);
+                self.access(name, Some(a(2)), a(3), ret, Kind::Write);
+            }
+            "symlink" => self.access(name, None, a(1), ret, Kind::Write),
+            "symlinkat" => self.access(name, Some(a(1)), a(2), ret, Kind::Write),
+            "newfstatat" | "fstatat64" | "faccessat" | "faccessat2" | "readlinkat" | "statx"
+            | "name_to_handle_at" | "inotify_add_watch" => {
+                let (dirfd, path) = if name == "inotify_add_watch" {
+                    (None, a(1))
+                } else {
+                    (Some(a(0)), a(1))
+                };
+                self.access(name, dirfd, path, ret, Kind::Stat)
+            }
+            _ => {
+                // Any other call with a quoted path (stat, lstat, access,
+                // readlink, statfs, getxattr, …): the path is examined.
+                if let Some(i) = args.iter().position(|x| x.starts_with('"')) {
+                    let dirfd = (i > 0)
+                        .then(|| args[i - 1].as_str())
+                        .filter(|d| d.starts_with("AT_FDCWD") || d.contains('<'));
+                    self.access(name, dirfd, &args[i].clone(), ret, Kind::Stat);
+                }
+            }
+        }
+    }
+}
+
+/// What an open's flags make of its path.
+fn open_kind(flags: &str) -> Kind {
+    let f = |x: &str| flags.split(['|', ',', ' ', '{', '}', '=']).any(|t| t == x);
+    if f("O_WRONLY") || f("O_CREAT") || f("O_TRUNC") || f("O_TMPFILE") {
+        Kind::Write
+    } else if f("O_DIRECTORY") {
+        Kind::Dir
+    } else {
+        Kind::Read // O_RDONLY, and O_RDWR (it reads what is there)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Ok,
+    Missing,
+    OtherError,
+    Unknown,
+}
+
+fn outcome(ret: &str) -> Outcome {
+    let r = ret.trim();
+    if r.starts_with('?') || r.is_empty() {
+        return Outcome::Unknown;
+    }
+    if let Some(err) = r.strip_prefix("-1 ") {
+        let code = err.split_whitespace().next().unwrap_or("");
+        return if code == "ENOENT" || code == "ENOTDIR" {
+            Outcome::Missing
+        } else {
+            Outcome::OtherError
+        };
+    }
+    Outcome::Ok
+}
+
+/// `PID rest`, with an optional timestamp after the id.
+fn split_pid(line: &str) -> Option<(u32, &str)> {
+    let line = line.strip_prefix("[pid ").map_or(line, |l| l.trim_start());
+    let end = line.find(|c: char| !c.is_ascii_digit())?;
+    if end == 0 {
+        return None;
+    }
+    let pid: u32 = line[..end].parse().ok()?;
+    let mut rest = line[end..].trim_start_matches(']').trim_start();
+    // -t / -tt / -ttt timestamps: digits, ':' and '.' before a space.
+    if rest.starts_with(|c: char| c.is_ascii_digit()) {
+        if let Some(sp) = rest.find(' ') {
+            if rest[..sp]
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == ':' || c == '.')
+            {
+                rest = rest[sp..].trim_start();
+            }
+        }
+    }
+    Some((pid, rest))
+}
+
+/// `name(args) = ret` → (name, top-level args, ret). `None` when the text is
+/// not a whole call.
+fn split_call(text: &str) -> Option<(String, Vec<String>, String)> {
+    let open = text.find('(')?;
+    let name = &text[..open];
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '?')
+    {
+        return None;
+    }
+    let (args, close) = split_top(&text[open + 1..], ')')?;
+    let rest = text[open + 1 + close + 1..].trim_start();
+    let ret = rest.strip_prefix('=')?.trim().to_owned();
+    Some((name.to_owned(), args, ret))
+}
+
+/// Splits `s` at top-level commas up to the top-level `end`; returns the
+/// parts (trimmed) and the offset of `end`.
+fn split_top(s: &str, end: char) -> Option<(Vec<String>, usize)> {
+    let b = s.as_bytes();
+    let mut parts = Vec::new();
+    let mut depth: i32 = 0;
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'<' if i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_') => {
+                // An fd's path annotation: to its closing '>'.
+                while i < b.len() && b[i] != b'>' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' if depth > 0 => depth -= 1,
+            c if depth == 0 && c == end as u8 => {
+                let last = s[start..i].trim();
+                if !last.is_empty() || !parts.is_empty() {
+                    parts.push(last.to_owned());
+                }
+                return Some((parts, i));
+            }
+            b',' if depth == 0 => {
+                parts.push(s[start..i].trim().to_owned());
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `["a", "b"]` → the strings, and whether the array was printed whole.
+fn parse_array(s: &str) -> (Vec<String>, bool) {
+    let Some(inner) = s.trim().strip_prefix('[') else {
+        return (Vec::new(), false);
+    };
+    let Some((parts, _)) = split_top(inner, ']') else {
+        return (Vec::new(), false);
+    };
+    let mut out = Vec::new();
+    let mut complete = true;
+    for p in parts {
+        match unquote(&p) {
+            Some(v) => out.push(v),
+            None => complete = false,
+        }
+    }
+    (out, complete)
+}
+
+/// `3</path>` → ("3", Some("/path")), unescaped.
+fn split_annotation(tok: &str) -> (&str, Option<String>) {
+    match tok.find('<') {
+        Some(i) if tok.ends_with('>') => {
+            let inner = &tok[i + 1..tok.len() - 1];
+            (
+                &tok[..i],
+                unescape(inner).map(|b| String::from_utf8_lossy(&b).into_owned()),
+            )
+        }
+        _ => (tok, None),
+    }
+}
+
+/// A quoted C string as strace prints it; `None` when truncated (`"…"...`),
+/// not a string, or not UTF-8.
+pub fn unquote(tok: &str) -> Option<String> {
+    let t = tok.trim();
+    let inner = t.strip_prefix('"')?.strip_suffix('"')?;
+    String::from_utf8(unescape(inner)?).ok()
+}
+
+fn unescape(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let c = *b.get(i + 1)?;
+        i += 2;
+        match c {
+            b'n' => out.push(b'\n'),
+            b't' => out.push(b'\t'),
+            b'r' => out.push(b'\r'),
+            b'v' => out.push(0x0b),
+            b'f' => out.push(0x0c),
+            b'a' => out.push(0x07),
+            b'b' => out.push(0x08),
+            b'x' => {
+                let h = s.get(i..i + 2)?;
+                out.push(u8::from_str_radix(h, 16).ok()?);
+                i += 2;
+            }
+            b'0'..=b'7' => {
+                let mut v: u32 = u32::from(c - b'0');
+                let mut k = 0;
+                while k < 2 && i < b.len() && (b'0'..=b'7').contains(&b[i]) {
+                    v = v * 8 + u32::from(b[i] - b'0');
+                    i += 1;
+                    k += 1;
+                }
+                out.push(u8::try_from(v).ok()?);
+            }
+            other => out.push(other),
+        }
+    }
+    Some(out)
+}
+
+fn leading_number(s: &str) -> Option<u32> {
+    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    s[..end].parse().ok()
+}
+
+fn clip(s: &str) -> String {
+    let mut t: String = s.chars().take(120).collect();
+    if t.len() < s.len() {
+        t.push('…');
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = r#"5356  execve("/usr/bin/ctest", ["ctest", "-j2"], 0x7ffe33190090 /* 35 vars */) = 0
+5356  chdir("/tmp/st/build")            = 0
+5356  clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7ff811764710) = 5357
+5357  execve("/tmp/st/build/prog", ["/tmp/st/build/prog", "/tmp/st/src/data/a.txt"], 0x56379f1ac510 /* 36 vars */) = 0
+5356  clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD <unfinished ...>
+5358  openat(AT_FDCWD</tmp/st/build>, "rel/x.txt", O_RDONLY) = -1 ENOENT (No such file or directory)
+5356  <... clone resumed>, child_tidptr=0x7ff811764710) = 5358
+5357  openat(AT_FDCWD</tmp/st/build>, "/tmp/st/src/data/a.txt", O_RDONLY <unfinished ...>
+5358  access("sub/y", R_OK) = 0
+5357  <... openat resumed>)             = 4</tmp/st/src/data/a.txt>
+5357  getdents64(5</tmp/st/src/da\74ta>, 0x5 /* 3 entries */, 32768) = 80
+5358  chdir("../src")  = 0
+5358  openat(AT_FDCWD, "out.txt", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</tmp/st/src/out.txt>
+5357  +++ exited with 0 +++
+5358  +++ killed by SIGSEGV (core dumped) +++
+5356  +++ exited with 0 +++
+"#;
+
+    #[test]
+    fn joins_resumed_calls_and_resolves_relative_paths_with_inherited_cwd() {
+        let t = parse(LOG);
+        assert!(t.problems.is_empty(), "{:?}", t.problems);
+        assert_eq!(t.processes.len(), 3);
+        let p7 = &t.processes[1];
+        assert_eq!(p7.pid, 5357);
+        assert_eq!(p7.parent, Some(0));
+        assert_eq!(p7.execs[0].argv[1], "/tmp/st/src/data/a.txt");
+        assert_eq!(p7.execs[0].cwd.as_deref(), Some("/tmp/st/build"));
+        assert!(p7.accesses.contains(&Access {
+            path: "/tmp/st/src/data/a.txt".into(),
+            kind: Kind::Read
+        }));
+        assert!(p7.accesses.contains(&Access {
+            path: "/tmp/st/src/da<ta".into(),
+            kind: Kind::List
+        }));
+        assert_eq!(p7.exit, Some(Exit::Code(0)));
+        let p8 = &t.processes[2];
+        assert_eq!(p8.parent, Some(0), "{:?}", p8);
+        assert!(p8.problems.is_empty(), "{:?}", p8.problems);
+        let got: Vec<(&str, Kind)> = p8
+            .accesses
+            .iter()
+            .map(|a| (a.path.as_str(), a.kind))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("/tmp/st/build/rel/x.txt", Kind::Absent),
+                ("/tmp/st/build/sub/y", Kind::Stat),
+                ("/tmp/st/src", Kind::Dir),
+                ("/tmp/st/src/out.txt", Kind::Write),
+            ]
+        );
+        assert_eq!(p8.exit, Some(Exit::Signal("SIGSEGV".into())));
+    }
+
+    #[test]
+    fn a_truncated_path_or_an_unannotated_listing_is_a_problem_of_its_process() {
+        let t = parse(
+            "7 openat(AT_FDCWD, \"/a/very/long\"..., O_RDONLY) = 3\n7 getdents64(3, 0x1, 100) = 0\n7 open(\"rel\", O_RDONLY) = 3\n",
+        );
+        assert_eq!(
+            t.processes[0].problems.len(),
+            3,
+            "{:?}",
+            t.processes[0].problems
+        );
+        assert!(t.processes[0].accesses.is_empty());
+    }
+
+    #[test]
+    fn a_line_that_is_not_strace_f_and_a_log_cut_inside_a_call_are_problems() {
+        let t = parse("openat(AT_FDCWD, \"x\", O_RDONLY) = 3\n");
+        assert_eq!(t.problems.len(), 1);
+        let t = parse("7 openat(AT_FDCWD</d>, \"x\", O_RDONLY <unfinished ...>\n");
+        assert_eq!(t.processes[0].problems.len(), 1, "{:?}", t.processes[0]);
+        let t = parse("7 openat(AT_FDCWD</d>, \"x\", O_RD");
+        assert!(!t.problems.is_empty() || !t.processes[0].problems.is_empty());
+    }
+
+    #[test]
+    fn timestamps_and_clone_fs_threads_share_the_directory() {
+        let t = parse(concat!(
+            "1 12:00:00.000001 chdir(\"/w\") = 0\n",
+            "1 12:00:00.000002 clone3({flags=CLONE_VM|CLONE_FS|CLONE_THREAD, exit_signal=0}, 88) = 2\n",
+            "2 12:00:00.000003 chdir(\"/v\") = 0\n",
+            "1 12:00:00.000004 open(\"f\", O_RDONLY) = 3</v/f>\n",
+        ));
+        assert!(t.processes.iter().all(|p| p.problems.is_empty()));
+        assert_eq!(t.processes[0].accesses[1].path, "/v/f");
+    }
+}
