@@ -364,13 +364,13 @@ pub fn hint(g: &crate::reason::Gap) -> Option<String> {
             "{subject} is in no dependency evidence and is referenced (see the reason): declare a [[data]] rule if only the tests that name it (or tests you list) read it"
         )),
         Code::ChangeUnknown => Some(format!(
-            "{subject} is in no dependency evidence: declare a [[boundary]] if no build step or test reads it, or a [[data]] rule if only the tests that name it (or tests you list) read it; or set unreferenced_paths = \"skip\" to skip such paths whenever nothing references them (checked on every run)"
+            "{subject} is in no dependency evidence: pass --record with a record of the base's test run (`diff2test record`: a path no test read is skipped from evidence); or declare a [[boundary]] if no build step or test reads it, or a [[data]] rule if only the tests that name it (or tests you list) read it; or set unreferenced_paths = \"skip\" to skip such paths whenever no text names them (an assumption: a computed name is missed)"
         )),
         Code::ChangeDeleted => Some(format!(
             "{subject} is in no dependency evidence: declare a [[boundary]] if no build step or test reads it, or a [[data]] rule if only the tests that name it (or tests you list) read it"
         )),
         Code::TestCommandUnmapped => Some(format!(
-            "{subject}: set scripts = \"scan\" to map a test whose script names what it runs, or declare a [[script]] rule (tests = [name glob], targets = [...], a template such as targets = [\"{{test}}\"], or targets_from_script = true) if you know what the script runs"
+            "{subject}: pass --record with a record of the base's test run (`diff2test record`: the test is mapped by what it ran and read); or set scripts = \"scan\" to map a test whose script names what it runs (an assumption: a computed name is missed), or declare a [[script]] rule (tests = [name glob], targets = [...], a template such as targets = [\"{{test}}\"], or targets_from_script = true) if you know what the script runs"
         )),
         Code::ChangeBuildConfig => Some(format!(
             "{subject}: pass the base commit's `diff2test snapshot` as --base-snapshot to decide CMake edits by build-description fingerprints"

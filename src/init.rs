@@ -1,9 +1,13 @@
 //! `diff2test init`: a commented starter `diff2test.toml` derived from the
 //! build's evidence and the source tree. Every suggestion says what evidence
-//! it rests on. Only self-checking modes are written active (`unreferenced_paths
-//! = "skip"` and `scripts = "scan"` check the evidence on every run); every
-//! declaration the evidence cannot check (a boundary, a data rule, a script
-//! rule, always-run tests) is written commented out, for the user to review.
+//! it rests on. Nothing that rests on an assumption is written active: the
+//! textual modes (`unreferenced_paths = "skip"`, `scripts = "scan"`) infer
+//! what a test reads from the names its texts hold, which a test that
+//! computes a name defeats, so they are written commented, each with what it
+//! assumes; so is every declaration the evidence cannot check (a boundary, a
+//! data rule, a script rule, always-run tests). Precision without an
+//! assumption comes from evidence: a record of the base's test run
+//! (`diff2test record`, passed as `--record`), which the policy's header names.
 //! Nothing suggested contradicts the evidence: a path the evidence references
 //! is never suggested as a boundary.
 
@@ -69,7 +73,12 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         "# diff2test.toml: a starter policy written by `diff2test init` from this build's evidence.\n\
          # Review it before you commit it. Every assumption a decision rests on is printed as\n\
          # `assume ...` on stderr and recorded in the plan. Lines starting with `# ` are suggestions\n\
-         # the evidence cannot check: uncomment only what you know to be true.\n"
+         # the evidence cannot check: uncomment only what you know to be true.\n\
+         #\n\
+         # Precision from evidence instead: record what each test reads on the base build\n\
+         #   strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir -o ctest.strace ctest\n\
+         #   diff2test record --source-dir SRC --build-dir BUILD --strace ctest.strace --output record.json\n\
+         # and pass --record record.json on each selection run.\n"
     );
 
     // 1. Top-level paths no evidence references. The binaries looked at are
@@ -164,10 +173,13 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
     }
     let _ = writeln!(
         t,
-        "# A changed path nothing references is skipped (checked on every run, path by path;\n\
-         # a referenced one still costs the whole suite, naming the reference):\n\
-         unreferenced_paths = \"skip\"\n\
-         # (or the [[boundary]] below, which is not checked)\n"
+        "# A changed path nothing references may be skipped (checked on every run, path by path;\n\
+         # a referenced one still costs the whole suite, naming the reference). An assumption:\n\
+         # a test or build step that computes a file's name (a module a script imports, a file a\n\
+         # helper program finds, a script's execute_process) references it in no text. With a\n\
+         # record of the base's test run (--record), a path no test read is skipped from evidence.\n\
+         # unreferenced_paths = \"skip\"\n\
+         # (or the [[boundary]] below, which is not checked either)\n"
     );
     if !below_source.is_empty() {
         let _ = writeln!(
@@ -248,13 +260,15 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
     if !scannable.is_empty() {
         let _ = writeln!(
             t,
-            "# These run source-tree scripts that name what they run; the scan maps each to those\n\
-             # targets (assumption: the scripts run only what they name):"
+            "# These run source-tree scripts that name what they run; the scan would map each to those\n\
+             # targets. An assumption: the scripts run only what they name (a program found by a\n\
+             # computed name, or by another program, is missed). With --record, each test is mapped\n\
+             # by what it ran and read:"
         );
         for (n, files, targets) in &scannable {
             let _ = writeln!(t, "#   {n}: {} -> {targets}", files.join(", "));
         }
-        let _ = writeln!(t, "scripts = \"scan\"\n");
+        let _ = writeln!(t, "# scripts = \"scan\"\n");
     }
     if !computed.is_empty() {
         let _ = writeln!(

@@ -320,11 +320,10 @@ impl Policy {
         spellings: impl IntoIterator<Item = &'a str> + Clone,
     ) -> Option<(usize, Declared)> {
         self.data.iter().enumerate().find_map(|(i, d)| {
-            let g = spellings.clone().into_iter().find_map(|p| {
-                d.paths
-                    .iter()
-                    .find(|g| glob_match(&g.replace("{test}", "*"), p))
-            })?;
+            let g = spellings
+                .clone()
+                .into_iter()
+                .find_map(|p| d.paths.iter().find(|g| template_match(g, None, p)))?;
             Some((
                 i,
                 Declared {
@@ -358,8 +357,10 @@ impl Policy {
             .into_iter()
             .filter(|n| {
                 templates.iter().any(|g| {
-                    let g = g.replace("{test}", n);
-                    spellings.clone().into_iter().any(|p| glob_match(&g, p))
+                    spellings
+                        .clone()
+                        .into_iter()
+                        .any(|p| template_match(g, Some(n), p))
                 })
             })
             .collect()
@@ -497,19 +498,44 @@ pub fn load(explicit: Option<&str>, source_dir: &str) -> Result<Policy, String> 
 /// Glob match over a `/`-separated path: `**` matches anything (including `/`),
 /// `*` anything but `/`, `?` one character but `/`; everything else is literal.
 pub fn glob_match(pattern: &str, path: &str) -> bool {
-    fn go(p: &[u8], s: &[u8]) -> bool {
+    glob_go(pattern.as_bytes(), path.as_bytes(), None)
+}
+
+/// [`glob_match`] of a data template: `{test}` is the test's name `name`,
+/// literally (a name holding `/` names no path), or, with `None`, any
+/// test's: one or more characters of one path segment. `{test}` never
+/// crosses `/`, and neither does a `*` beside it (`tests/{test}*.expected`
+/// is `tests/<name><anything but '/'>.expected`).
+pub fn template_match(template: &str, name: Option<&str>, path: &str) -> bool {
+    if name.is_some_and(|n| n.is_empty() || n.contains('/')) {
+        return false;
+    }
+    let p = template.replace("{test}", "\u{1}");
+    glob_go(p.as_bytes(), path.as_bytes(), Some(name.map(str::as_bytes)))
+}
+
+/// The matcher behind [`glob_match`] and [`template_match`]: `test` is the
+/// meaning of the template byte 1 (a literal name, or one segment).
+fn glob_go(p: &[u8], s: &[u8], test: Option<Option<&[u8]>>) -> bool {
+    fn go(p: &[u8], s: &[u8], test: Option<Option<&[u8]>>) -> bool {
         match p.first() {
             None => s.is_empty(),
+            Some(1) if test.is_some() => match test.flatten() {
+                Some(name) => s.starts_with(name) && go(&p[1..], &s[name.len()..], test),
+                None => (1..=s.len())
+                    .take_while(|&i| s[i - 1] != b'/')
+                    .any(|i| go(&p[1..], &s[i..], test)),
+            },
             Some(b'*') if p.get(1) == Some(&b'*') => {
                 let rest = &p[2..];
                 // `**/` may also match zero directories.
                 let rest_nos = rest.strip_prefix(b"/").unwrap_or(rest);
-                (0..=s.len()).any(|i| go(rest, &s[i..]) || go(rest_nos, &s[i..]))
+                (0..=s.len()).any(|i| go(rest, &s[i..], test) || go(rest_nos, &s[i..], test))
             }
             Some(b'*') => {
                 let rest = &p[1..];
                 for i in 0..=s.len() {
-                    if go(rest, &s[i..]) {
+                    if go(rest, &s[i..], test) {
                         return true;
                     }
                     if i < s.len() && s[i] == b'/' {
@@ -518,11 +544,11 @@ pub fn glob_match(pattern: &str, path: &str) -> bool {
                 }
                 false
             }
-            Some(b'?') => !s.is_empty() && s[0] != b'/' && go(&p[1..], &s[1..]),
-            Some(c) => s.first() == Some(c) && go(&p[1..], &s[1..]),
+            Some(b'?') => !s.is_empty() && s[0] != b'/' && go(&p[1..], &s[1..], test),
+            Some(c) => s.first() == Some(c) && go(&p[1..], &s[1..], test),
         }
     }
-    go(pattern.as_bytes(), path.as_bytes())
+    go(p, s, test)
 }
 
 /// Match of a test-name pattern (`[[data]] tests`, `[[script]] tests`).
@@ -579,6 +605,38 @@ pub fn name_match(pattern: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_test_template_never_crosses_a_slash() {
+        let t = "tests/{test}*.expected";
+        assert!(template_match(t, Some("re"), "tests/re.expected"));
+        assert!(template_match(t, Some("re"), "tests/re_2.expected"));
+        assert!(!template_match(
+            t,
+            Some("re"),
+            "tests/regress/case1.expected"
+        ));
+        assert!(!template_match(t, None, "tests/regress/case1.expected"));
+        assert!(template_match(t, None, "tests/regress.expected"));
+        assert!(!template_match(t, Some("a/b"), "tests/a/b.expected"));
+        // A name is literal: glob characters in it match only themselves.
+        assert!(!template_match(
+            "tests/{test}.out",
+            Some("t?"),
+            "tests/t1.out"
+        ));
+        assert!(template_match(
+            "tests/{test}.out",
+            Some("t?"),
+            "tests/t?.out"
+        ));
+        assert!(!template_match("tests/{test}.out", None, "tests/.out"));
+        assert!(template_match(
+            "data/**/{test}.txt",
+            Some("x"),
+            "data/a/b/x.txt"
+        ));
+    }
 
     #[test]
     fn test_name_patterns_cross_slashes_and_know_classes() {

@@ -6,8 +6,9 @@
 //! record is affected only when something it touched differs:
 //! - a source file it read is in the change set;
 //! - a path it looked for and did not find is added (at it or below it);
-//! - a directory it listed gains or loses an entry below it (any change
-//!   not reported as modified in place), or a directory it entered is gone;
+//! - a directory it listed lists other entries now (the entries the tests
+//!   made themselves left out), or a source directory it entered is gone
+//!   while a change below it is not reported as modified in place;
 //! - a build-tree file (or a source-tree file the base commit does not
 //!   track) it read differs now from what the record read: the build made
 //!   it anew from changed inputs, whatever step did (`execute_process`, a
@@ -263,14 +264,21 @@ fn current_differences(
             wanted[i] = true;
         }
     }
-    let listed: Vec<bool> = {
-        let mut l = vec![false; rec.files.len()];
-        for t in &rec.tests {
-            for &i in &t.listed {
-                l[i] = true;
-            }
+    let mut listed = vec![false; rec.files.len()];
+    let mut written: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for t in &rec.tests {
+        for &i in &t.listed {
+            listed[i] = true;
         }
-        l
+        for &i in &t.wrote {
+            written.insert(abs[i].as_str());
+        }
+    }
+    // A listing without the entries the tests made themselves (`__pycache__`, outputs).
+    let own = |dir: &str, names: Vec<String>| -> Vec<String> {
+        (names.into_iter())
+            .filter(|n| !written.contains(format!("{dir}/{n}").as_str()))
+            .collect()
     };
     (0..rec.files.len())
         .map(|i| {
@@ -278,8 +286,8 @@ fn current_differences(
             if !wanted[i] || tracked[i] {
                 return None;
             }
-            if f.tree == Tree::Source && matches!(f.state, State::Dir) {
-                return None; // directories of the source tree: the change set decides
+            if f.tree == Tree::Source && f.state == State::Dir && !listed[i] {
+                return None; // a source directory's existence: decided by the change set
             }
             let path = std::path::Path::new(&abs[i]);
             let now = std::fs::metadata(path);
@@ -295,7 +303,11 @@ fn current_differences(
                 State::Absent => now.is_ok().then(|| "exists now".into()),
                 State::Dir => match now {
                     Ok(m) if m.is_dir() => match &f.entries {
-                        Some(e) if listed[i] && *e != crate::record::dir_entries(&abs[i]) => {
+                        Some(e)
+                            if listed[i]
+                                && own(&abs[i], e.clone())
+                                    != own(&abs[i], crate::record::dir_entries(&abs[i])) =>
+                        {
                             Some("lists other entries now".into())
                         }
                         _ => None,
@@ -395,20 +407,6 @@ impl Recorded {
                     ));
                 }
                 _ => {}
-            }
-        }
-        for &i in &t.listed {
-            let a = &self.abs[i];
-            if self.record.files[i].tree == Tree::Source
-                && !c.edited
-                && paths::is_within(p, a)
-                && a != p
-            {
-                return Some(format!(
-                    "listed {}, where {} is added, removed or retyped",
-                    display(&self.record, i),
-                    c.display
-                ));
             }
         }
         None

@@ -1244,7 +1244,13 @@ fn init_writes_a_starter_policy_that_loads_and_keeps_its_promises() {
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .collect();
-    assert_eq!(active, ["unreferenced_paths = \"skip\""], "{text}");
+    // Issue 36: nothing active; the textual modes are assumptions, written commented.
+    assert!(active.is_empty(), "{text}");
+    assert!(
+        text.contains("\n# unreferenced_paths = \"skip\"\n"),
+        "{text}"
+    );
+    assert!(text.contains("diff2test record"), "{text}");
     assert!(text.contains("#   README.md\n"), "{text}");
     assert!(
         text.contains("#   wrapped.env: TEST_COMMAND_UNMAPPED"),
@@ -1258,7 +1264,7 @@ fn init_writes_a_starter_policy_that_loads_and_keeps_its_promises() {
     let loaded = diff2test::policy::load(Some(written.to_str().unwrap()), "/nonexistent").unwrap();
     assert_eq!(
         loaded.unreferenced_paths,
-        diff2test::policy::UnreferencedMode::Skip
+        diff2test::policy::UnreferencedMode::Full
     );
     let uncommented: String = text
         .lines()
@@ -1273,9 +1279,21 @@ fn init_writes_a_starter_policy_that_loads_and_keeps_its_promises() {
     std::fs::write(&all, &uncommented).unwrap();
     diff2test::policy::load(Some(all.to_str().unwrap()), "/nonexistent")
         .unwrap_or_else(|e| panic!("{e}\n{uncommented}"));
-    // With it, a README change is skipped (the wrapper test is forced only by
-    // opaque = "select", which stays commented: the run falls back for it).
+    // As written, a README change costs the whole suite (nothing rests on an
+    // assumption); with every suggestion uncommented it is skipped under the mode.
     let p = written.to_str().unwrap();
+    let r = b.run(&["README.md"], &["--policy", p]);
+    assert_eq!(r.code, 3, "{r:#?}");
+    let mode = dir.path().join("mode.toml");
+    std::fs::write(
+        &mode,
+        text.replace(
+            "\n# unreferenced_paths = \"skip\"\n",
+            "\nunreferenced_paths = \"skip\"\n",
+        ),
+    )
+    .unwrap();
+    let p = mode.to_str().unwrap();
     let r = b.run(&["README.md"], &["--policy", p, "--format", "json"]);
     let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(

@@ -28,6 +28,8 @@
 //! Debian package to install; nothing is skipped.
 
 mod common;
+#[path = "oracle_record/scenarios.rs"]
+mod record_scenarios;
 
 use common::{cxx_compiler_id, scratch_dir, Run};
 use std::cell::RefCell;
@@ -122,6 +124,9 @@ pub struct Scenario {
     after_edits: Vec<Hook>,
     after_head_build: Vec<Hook>,
     after_base_build: Vec<Hook>,
+    /// The BASE suite runs under strace and `diff2test record` turns its log
+    /// into `ROOT/record.json`, passed as `--record` (see [`Scenario::recorded`]).
+    recorded: bool,
 }
 
 impl Scenario {
@@ -140,6 +145,7 @@ impl Scenario {
             after_edits: Vec::new(),
             after_head_build: Vec::new(),
             after_base_build: Vec::new(),
+            recorded: false,
         }
     }
     /// A file of the BASE tree (relative to SRC).
@@ -186,6 +192,13 @@ impl Scenario {
         self.after_base_files(|ctx| common::copy_fixture(&ctx.src))
     }
     /// Runs after the BASE build and its ctest run, before the HEAD edits.
+    /// Runs the BASE suite under `strace -f -y` (as README's recipe does),
+    /// writes its record with `diff2test record` and passes it as `--record`.
+    pub fn recorded(mut self) -> Self {
+        self.recorded = true;
+        self
+    }
+
     pub fn after_base_build(mut self, f: impl Fn(&Ctx) + 'static) -> Self {
         self.after_base_build.push(Box::new(f));
         self
@@ -268,11 +281,12 @@ impl Scenario {
         let hooks: Option<Vec<std::any::TypeId>> =
             self.after_base_files.iter().map(|h| h.identity).collect();
         Some(format!(
-            "oracle {generator:?} {config:?} {:?} {:?} {:?} {:?}",
+            "oracle {generator:?} {config:?} {:?} {:?} {:?} {:?} {}",
             compiler_args(),
             self.first_targets,
             self.base,
-            hooks?
+            hooks?,
+            if self.recorded { "recorded" } else { "" }
         ))
     }
 
@@ -319,7 +333,15 @@ impl Scenario {
             build_tree(&ctx.src, &ctx.build, generator, config, &self.first_targets);
             // Saved before the suite runs: its outputs are no part of BASE.
             lease.save(());
-            let base = run_suite(&ctx.build, &ctx.root.join("junit-base.xml"), generator);
+            let junit = ctx.root.join("junit-base.xml");
+            let base = if self.recorded {
+                let log = ctx.root.join("base.strace");
+                let base = run_suite_traced(&ctx.build, &junit, generator, Some(&log));
+                ctx.set_var("RECORD_JSON", &record_of(&ctx, &log));
+                base
+            } else {
+                run_suite(&ctx.build, &junit, generator)
+            };
             lease.restore();
             lease.set_data((base.clone(), ctx.vars.borrow().clone()));
             base
@@ -330,6 +352,10 @@ impl Scenario {
         }
         for h in &self.after_base_build {
             h(&ctx);
+        }
+        let record = ctx.root.join("record.json");
+        if self.recorded {
+            std::fs::write(&record, ctx.vars.borrow()["RECORD_JSON"].as_bytes()).unwrap();
         }
         for e in &self.edits {
             match e {
@@ -377,6 +403,10 @@ impl Scenario {
         if let Some(c) = config {
             args.push("--config".into());
             args.push(c.into());
+        }
+        if self.recorded {
+            args.push("--record".into());
+            args.push(record.display().to_string());
         }
         args.extend(self.extra_args.iter().map(|a| ctx.subst(a)));
         let run = run_diff2test(&args);
@@ -456,6 +486,42 @@ impl Outcome {
             self.run.stdout,
             self.run.stderr
         )
+    }
+
+    /// diff2test again on this outcome's trees: its arguments less every
+    /// `(flag, value)` in `drop`, plus `add`.
+    pub fn rerun(&self, drop: &[&str], add: &[String]) -> Outcome {
+        let mut args: Vec<String> = Vec::new();
+        let mut it = self.args.iter();
+        while let Some(a) = it.next() {
+            if drop.contains(&a.as_str()) {
+                it.next();
+                continue;
+            }
+            args.push(a.clone());
+        }
+        args.extend(add.iter().cloned());
+        let run = run_diff2test(&args);
+        eprintln!(
+            "[oracle {} rerun] diff2test exit {}\nstdout:\n{}stderr:\n{}",
+            self.name, run.code, run.stdout, run.stderr
+        );
+        Outcome {
+            _dir: None,
+            name: format!("{} (rerun: {})", self.name, args.join(" ")),
+            ctx: Ctx {
+                root: self.ctx.root.clone(),
+                src: self.ctx.src.clone(),
+                base_build: self.ctx.base_build.clone(),
+                build: self.ctx.build.clone(),
+                vars: RefCell::new(BTreeMap::new()),
+                config: self.ctx.config,
+            },
+            base: self.base.clone(),
+            head: self.head.clone(),
+            args,
+            run,
+        }
     }
 
     /// The safety assertion (see the module docs).
@@ -575,6 +641,7 @@ fn require_tools() {
             ("ninja", "ninja-build"),
             ("git", "git"),
             ("nm", "binutils"),
+            ("strace", "strace"),
         ],
     );
 }
@@ -745,7 +812,35 @@ fn default_generator() -> Generator {
 /// Runs the whole suite with real ctest; test name → passed. A test that was
 /// not run (missing executable, failed fixture) counts as failed.
 pub fn run_suite(build: &Path, junit: &Path, generator: Generator) -> BTreeMap<String, bool> {
-    let mut cmd = Command::new("ctest");
+    run_suite_traced(build, junit, generator, None)
+}
+
+/// README's strace command line, around ctest, writing `log`.
+pub const STRACE: &[&str] = &[
+    "-f",
+    "-y",
+    "-s",
+    "4096",
+    "-e",
+    "trace=%file,%process,getdents64,fchdir",
+    "-o",
+];
+
+/// [`run_suite`], under strace writing `log` when there is one.
+pub fn run_suite_traced(
+    build: &Path,
+    junit: &Path,
+    generator: Generator,
+    log: Option<&Path>,
+) -> BTreeMap<String, bool> {
+    let mut cmd = match log {
+        Some(log) => {
+            let mut c = Command::new("strace");
+            c.args(STRACE).arg(log).arg("ctest");
+            c
+        }
+        None => Command::new("ctest"),
+    };
     cmd.current_dir(build)
         .args(["-j2", "--timeout", "60", "--output-junit"])
         .arg(junit);
@@ -763,6 +858,32 @@ pub fn run_suite(build: &Path, junit: &Path, generator: Generator) -> BTreeMap<S
         )
     });
     common::parse_junit(&xml)
+}
+
+/// `diff2test record` of the BASE build from `log`: the record's text.
+fn record_of(ctx: &Ctx, log: &Path) -> String {
+    let b = &ctx.base_build;
+    let mut args: Vec<String> = vec![
+        "record".into(),
+        "--source-dir".into(),
+        ctx.src.display().to_string(),
+        "--build-dir".into(),
+        b.display().to_string(),
+        "--strace".into(),
+        log.display().to_string(),
+    ];
+    if ctx.config.is_some() {
+        args.extend([
+            "--ctest-json".into(),
+            b.join("ctest.json").display().to_string(),
+        ]);
+    }
+    let r = run_diff2test(&args);
+    assert!(
+        r.code == 0 || r.code == 3,
+        "diff2test record failed: {r:#?}"
+    );
+    r.stdout
 }
 
 /// The binary under test: `DIFF2TEST_ORACLE_BIN`, or the cargo-built one.
@@ -3526,7 +3647,9 @@ fn precision_the_same_doc_change_without_a_boundary_is_change_unknown_with_a_hin
     o.assert_oracle();
     o.expect_fallback_naming(3, "reason CHANGE_UNKNOWN: docs/guide.md");
     assert!(
-        o.run.stderr.contains("hint CHANGE_UNKNOWN: docs/guide.md is in no dependency evidence: declare a [[boundary]]"),
+        o.run.stderr.contains(
+            "hint CHANGE_UNKNOWN: docs/guide.md is in no dependency evidence: pass --record"
+        ),
         "{}",
         o.report()
     );
@@ -5159,7 +5282,11 @@ fn init_policy(ctx: &Ctx) {
 
 /// `init` on a project with scripted tests and documentation: the policy it
 /// writes, used unedited, loads, and over a docs change and a tool change
-/// every assumption it makes holds (the oracle), with the subsets it is for.
+/// every assumption it makes holds (the oracle). Issue 36: init writes the
+/// textual modes commented (they are assumptions), so as written it gives
+/// the whole suite where they would decide; uncommented they give the
+/// subsets they are for; and a record of the base's suite run gives those
+/// subsets from evidence, with no policy at all.
 #[test]
 fn init_policy_unedited_keeps_the_oracle_over_a_few_commits() {
     for (name, edit, content, want) in [
@@ -5182,16 +5309,42 @@ fn init_policy_unedited_keeps_the_oracle_over_a_few_commits() {
             .file("docs/guide.md", "# Guide\n")
             .policy("# replaced by diff2test init\n")
             .after_base_build(init_policy)
+            .recorded()
             .edit(edit, &content)
             .run();
+        // With the record (and init's policy, which activates nothing).
         o.assert_oracle_may_be_vacuous();
         o.expect_exact_subset(&want);
         let policy = std::fs::read_to_string(o.ctx.root.join("diff2test.toml")).unwrap();
         assert!(
-            policy.contains("\nunreferenced_paths = \"skip\"\n")
-                && policy.contains("\nscripts = \"scan\"\n"),
+            policy.contains("\n# unreferenced_paths = \"skip\"\n")
+                && policy.contains("\n# scripts = \"scan\"\n")
+                && !policy.contains("\nunreferenced_paths =")
+                && !policy.contains("\nscripts ="),
             "{policy}"
         );
+        // As written, without the record: nothing rests on an assumption.
+        let as_written = o.rerun(&["--record"], &[]);
+        as_written.assert_oracle_may_be_vacuous();
+        assert_eq!(as_written.run.code, 3, "{}", as_written.run.stderr);
+        // Uncommented, the textual modes give the subsets they are for.
+        let chosen = o.ctx.root.join("chosen.toml");
+        std::fs::write(
+            &chosen,
+            policy
+                .replace(
+                    "\n# unreferenced_paths = \"skip\"\n",
+                    "\nunreferenced_paths = \"skip\"\n",
+                )
+                .replace("\n# scripts = \"scan\"\n", "\nscripts = \"scan\"\n"),
+        )
+        .unwrap();
+        let textual = o.rerun(
+            &["--record", "--policy"],
+            &["--policy".into(), chosen.display().to_string()],
+        );
+        textual.assert_oracle_may_be_vacuous();
+        textual.expect_exact_subset(&want);
     }
 }
 

@@ -1,0 +1,321 @@
+//! Issue 36: what tests read, recorded by strace on the BASE build's suite
+//! run, as evidence. Each scenario is a way the textual modes (and init's
+//! policy of the last round) omitted a failing test. Each runs the whole
+//! suite at BASE (under strace) and HEAD, and checks:
+//! * with the record (`--record`, no policy): the oracle, and the failing
+//!   test selected in a subset that leaves the bystander out;
+//! * without the record, with the policy `diff2test init` wrote for the BASE
+//!   build, used as written: the oracle (no omission).
+
+use super::{init_policy, main_checking, Generator, Outcome, Scenario, BYSTANDER, PROLOGUE};
+
+const OTHER: &str = "int main() { return 0; }\n";
+
+/// The two checks every scenario makes (see the module docs).
+fn check(o: &Outcome, failing: &str) {
+    o.expect_changed(failing);
+    o.assert_oracle();
+    o.expect_subset(&[failing]);
+    assert!(
+        !o.selected().contains("other"),
+        "the bystander is selected with the record:\n{}",
+        o.run.stderr
+    );
+    assert!(
+        o.run.stderr.contains("assume RECORD 1"),
+        "the decision rests on the record and says so:\n{}",
+        o.run.stderr
+    );
+    let policy = o.ctx.root.join("diff2test.toml").display().to_string();
+    let without = o.rerun(&["--record"], &["--policy".into(), policy]);
+    without.assert_oracle();
+}
+
+fn both(f: impl Fn(Generator)) {
+    for g in [Generator::Makefiles, Generator::Ninja] {
+        f(g);
+    }
+}
+
+/// 1. A Python test script imports a helper module from its own directory
+///    (`from clitest import run`): no path, no `.py`, no `__file__` in any text.
+#[test]
+fn a_python_helper_module_the_script_imports_is_read_by_its_test() {
+    let cmake = format!(
+        "{PROLOGUE}add_test(NAME py_cli COMMAND python3 ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/test_cli.py)\n{BYSTANDER}"
+    );
+    let o = Scenario::new("r36-python-helper")
+        .file("CMakeLists.txt", &cmake)
+        .file("other.cpp", OTHER)
+        .file(
+            "tests/test_cli.py",
+            "import sys\nfrom clitest import run\nsys.exit(0 if run() == 1 else 1)\n",
+        )
+        .file("tests/clitest.py", "def run():\n    return 1\n")
+        .recorded()
+        .after_base_build(init_policy)
+        .edit("tests/clitest.py", "def run():\n    return 2\n")
+        .run();
+    check(&o, "py_cli");
+}
+
+/// 2. A tested program runs a helper program from its own directory, and the
+///    helper reads a data table through a compiled-in directory.
+#[test]
+fn a_helper_program_reading_a_table_through_a_compiled_in_directory() {
+    both(|g| {
+        let cmake = format!(
+            "{PROLOGUE}add_executable(helper helper.cpp)\n\
+             target_compile_definitions(helper PRIVATE DATA_DIR=\"${{CMAKE_CURRENT_SOURCE_DIR}}/data\")\n\
+             add_executable(prog prog.cpp)\nadd_dependencies(prog helper)\n\
+             add_test(NAME prog_table COMMAND prog)\n{BYSTANDER}"
+        );
+        let prog = main_checking(
+            "#include <string>\n#include <unistd.h>\n#include <climits>\n\
+             static std::string helper_output() {\n\
+               char buf[PATH_MAX] = {0};\n\
+               ssize_t n = readlink(\"/proc/self/exe\", buf, sizeof buf - 1);\n\
+               std::string dir(buf, n > 0 ? n : 0);\n\
+               dir = dir.substr(0, dir.rfind('/'));\n\
+               FILE* p = popen((dir + \"/helper\").c_str(), \"r\");\n\
+               char line[64] = {0};\n\
+               if (p) { if (!fgets(line, sizeof line, p)) line[0] = 0; pclose(p); }\n\
+               return line;\n\
+             }",
+            "helper_output() == \"3\\n\"",
+        );
+        let helper = "#include <fstream>\n#include <iostream>\n#include <string>\n\
+             int main() { std::ifstream in(DATA_DIR \"/table.txt\"); std::string s; std::getline(in, s); std::cout << s << \"\\n\"; }\n";
+        let o = Scenario::new(&format!("r36-helper-table-{g:?}"))
+            .generator(g)
+            .file("CMakeLists.txt", &cmake)
+            .file("prog.cpp", &prog)
+            .file("helper.cpp", helper)
+            .file("data/table.txt", "3\n")
+            .file("other.cpp", OTHER)
+            .recorded()
+            .after_base_build(init_policy)
+            .edit("data/table.txt", "4\n")
+            .run();
+        check(&o, "prog_table");
+    });
+}
+
+/// 3. `[[data]] tests/{test}*.expected` (the template init offers): `*` after
+///    `{test}` crossed `/`, so test `re`'s rule cleared `tests/regress/…`,
+///    which the `regress_suite` test reads. With the record the reader is
+///    selected; with the rule as written the path is no longer the rule's.
+#[test]
+fn a_data_template_does_not_cross_into_another_suites_directory() {
+    let cmake = format!(
+        "{PROLOGUE}add_test(NAME re COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/cmp.sh re)\n\
+         add_test(NAME regress_suite COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/suite.sh)\n{BYSTANDER}"
+    );
+    let o = Scenario::new("r36-data-template")
+        .file("CMakeLists.txt", &cmake)
+        .file("other.cpp", OTHER)
+        .file(
+            "tests/cmp.sh",
+            "#!/bin/sh\nd=$(dirname \"$0\")\ngrep -q ok \"$d/$1.expected\"\n",
+        )
+        .file("tests/re.expected", "ok\n")
+        .file(
+            "tests/suite.sh",
+            "#!/bin/sh\nfor f in \"$(dirname \"$0\")\"/regress/*.expected; do grep -q ok \"$f\" || exit 1; done\n",
+        )
+        .file("tests/regress/case1.expected", "ok\n")
+        .recorded()
+        .after_base_build(init_policy)
+        .edit("tests/regress/case1.expected", "bad\n")
+        .run();
+    check(&o, "regress_suite");
+    let templated = o.rerun(
+        &["--record"],
+        &[
+            "--policy".into(),
+            write_policy(
+                &o,
+                "[[data]]\npaths = [\"tests/{test}*.expected\"]\nwhy = \"each test's expected output\"\n",
+            ),
+        ],
+    );
+    templated.assert_oracle();
+}
+
+fn write_policy(o: &Outcome, text: &str) -> String {
+    let p = o.ctx.root.join("templated.toml");
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// 4. A script climbs from its own directory to its data
+///    (`"$(dirname "$0")/../../testdata/$2.out"`).
+#[test]
+fn a_script_climbing_from_its_directory_to_its_data() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(prog prog.cpp)\n\
+         add_test(NAME climb COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/sub/run.sh $<TARGET_FILE:prog> case1)\n{BYSTANDER}"
+    );
+    let o = Scenario::new("r36-climb")
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "prog.cpp",
+            "#include <cstdio>\nint main() { std::puts(\"out-1\"); }\n",
+        )
+        .file(
+            "tests/sub/run.sh",
+            "#!/bin/sh\n\"$1\" | cmp -s - \"$(dirname \"$0\")/../../testdata/$2.out\"\n",
+        )
+        .file("testdata/case1.out", "out-1\n")
+        .file("other.cpp", OTHER)
+        .recorded()
+        .after_base_build(init_policy)
+        .edit("testdata/case1.out", "out-2\n")
+        .run();
+    check(&o, "climb");
+}
+
+/// 5. A test is given a manifest (`tests/corpus.list`) that lists its cases
+///    relative to itself.
+#[test]
+fn a_manifest_listing_cases_relative_to_itself() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(corpus corpus.cpp)\n\
+         add_test(NAME corpus COMMAND corpus ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/corpus.list)\n{BYSTANDER}"
+    );
+    let corpus = "#include <fstream>\n#include <string>\n\
+         int main(int, char** argv) {\n\
+           std::string list = argv[1];\n\
+           std::string dir = list.substr(0, list.rfind('/'));\n\
+           std::ifstream in(list); std::string name;\n\
+           while (std::getline(in, name)) {\n\
+             std::ifstream c(dir + \"/\" + name); std::string s; std::getline(c, s);\n\
+             if (s != \"valid\") return 1;\n\
+           }\n\
+           return 0;\n\
+         }\n";
+    let o = Scenario::new("r36-manifest")
+        .file("CMakeLists.txt", &cmake)
+        .file("corpus.cpp", corpus)
+        .file("tests/corpus.list", "cases/a.txt\ncases/b.txt\n")
+        .file("tests/cases/a.txt", "valid\n")
+        .file("tests/cases/b.txt", "valid\n")
+        .file("other.cpp", OTHER)
+        .recorded()
+        .after_base_build(init_policy)
+        .edit("tests/cases/b.txt", "invalid\n")
+        .run();
+    check(&o, "corpus");
+}
+
+/// 6. A `POST_BUILD` `copy_directory` puts a data directory beside a program
+///    that loads every file there (HEAD built from scratch, as a CI runner
+///    without a cache does: the copy runs again).
+#[test]
+fn a_post_build_copy_of_a_data_directory_the_program_lists() {
+    both(|g| {
+        let cmake = format!(
+            "{PROLOGUE}add_executable(loader loader.cpp)\n\
+             add_custom_command(TARGET loader POST_BUILD COMMAND ${{CMAKE_COMMAND}} -E copy_directory ${{CMAKE_CURRENT_SOURCE_DIR}}/plugdata $<TARGET_FILE_DIR:loader>/plugdata)\n\
+             add_test(NAME loader_test COMMAND loader)\n{BYSTANDER}"
+        );
+        let loader = "#include <dirent.h>\n#include <fstream>\n#include <string>\n#include <unistd.h>\n#include <climits>\n\
+             int main() {\n\
+               char buf[PATH_MAX] = {0};\n\
+               ssize_t n = readlink(\"/proc/self/exe\", buf, sizeof buf - 1);\n\
+               std::string dir(buf, n > 0 ? n : 0);\n\
+               dir = dir.substr(0, dir.rfind('/')) + \"/plugdata\";\n\
+               DIR* d = opendir(dir.c_str()); if (!d) return 2;\n\
+               int bad = 0;\n\
+               while (dirent* e = readdir(d)) {\n\
+                 std::string name = e->d_name; if (name[0] == '.') continue;\n\
+                 std::ifstream in(dir + \"/\" + name); std::string s; std::getline(in, s);\n\
+                 if (s != \"ok\") bad = 1;\n\
+               }\n\
+               closedir(d); return bad;\n\
+             }\n";
+        let o = Scenario::new(&format!("r36-post-build-{g:?}"))
+            .generator(g)
+            .file("CMakeLists.txt", &cmake)
+            .file("loader.cpp", loader)
+            .file("plugdata/a.txt", "ok\n")
+            .file("plugdata/b.txt", "ok\n")
+            .file("other.cpp", OTHER)
+            .recorded()
+            .after_base_build(init_policy)
+            .edit("plugdata/b.txt", "bad\n")
+            .fresh_head_build()
+            .run();
+        check(&o, "loader_test");
+    });
+}
+
+/// 7. `execute_process()` runs a script that reads `release.txt` into a
+///    configured header: no evidence names `release.txt`.
+#[test]
+fn an_execute_process_script_reading_a_file_into_a_configured_header() {
+    both(|g| {
+        let cmake = format!(
+            "{PROLOGUE}execute_process(COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/tools/version.sh ${{CMAKE_CURRENT_SOURCE_DIR}} OUTPUT_VARIABLE V OUTPUT_STRIP_TRAILING_WHITESPACE)\n\
+             configure_file(version.h.in ${{CMAKE_BINARY_DIR}}/version.h @ONLY)\n\
+             add_executable(ver ver.cpp)\ntarget_include_directories(ver PRIVATE ${{CMAKE_BINARY_DIR}})\n\
+             add_test(NAME ver_test COMMAND ver)\n{BYSTANDER}"
+        );
+        let o = Scenario::new(&format!("r36-execute-process-{g:?}"))
+            .generator(g)
+            .file("CMakeLists.txt", &cmake)
+            .file("tools/version.sh", "#!/bin/sh\ncat \"$1/release.txt\"\n")
+            .file("release.txt", "1.0\n")
+            .file("version.h.in", "#define VERSION \"@V@\"\n")
+            .file(
+                "ver.cpp",
+                &main_checking(
+                    "#include <cstring>\n#include \"version.h\"",
+                    "std::strcmp(VERSION, \"1.0\") == 0",
+                ),
+            )
+            .file("other.cpp", OTHER)
+            .recorded()
+            .after_base_build(init_policy)
+            .edit("release.txt", "2.0\n")
+            .run();
+        check(&o, "ver_test");
+    });
+}
+
+/// 8. A script runs `calc` by name and its subcommands by a computed name
+///    (`"$dir/calc-$1"`).
+#[test]
+fn a_script_running_subcommands_by_a_computed_name() {
+    both(|g| {
+        let cmake = format!(
+            "{PROLOGUE}add_executable(calc calc.cpp)\nadd_executable(calc-add calc_add.cpp)\nadd_executable(calc-mul calc_mul.cpp)\n\
+             add_test(NAME calc_add COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/calc.sh add 5 WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}})\n\
+             add_test(NAME calc_mul COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/calc.sh mul 6 WORKING_DIRECTORY ${{CMAKE_BINARY_DIR}})\n{BYSTANDER}"
+        );
+        let op = |sym: &str| {
+            format!("#include <cstdio>\n#include <cstdlib>\nint main(int, char** v) {{ std::printf(\"%d\\n\", std::atoi(v[1]) {sym} std::atoi(v[2])); }}\n")
+        };
+        let o = Scenario::new(&format!("r36-computed-name-{g:?}"))
+            .generator(g)
+            .file("CMakeLists.txt", &cmake)
+            .file("calc.cpp", "#include <cstdio>\nint main() { std::puts(\"calc 1\"); }\n")
+            .file("calc_add.cpp", &op("+"))
+            .file("calc_mul.cpp", &op("*"))
+            .file(
+                "tests/calc.sh",
+                "#!/bin/sh\ndir=$(pwd)\n./calc >/dev/null || exit 1\ntest \"$(\"$dir/calc-$1\" 2 3)\" = \"$2\"\n",
+            )
+            .file("other.cpp", OTHER)
+            .recorded()
+            .after_base_build(init_policy)
+            .edit("calc_add.cpp", &op("-"))
+            .run();
+        check(&o, "calc_add");
+        assert!(
+            !o.selected().contains("calc_mul"),
+            "calc_mul ran calc and calc-mul, neither changed:\n{}",
+            o.run.stderr
+        );
+    });
+}
