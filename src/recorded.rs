@@ -432,7 +432,7 @@ impl Recorded {
                     t.reads.iter().chain(&t.listed).find_map(|&i| {
                         self.differs[i].as_ref().map(|d| {
                             format!(
-                                "read {}, which {d} (the recorded run read it at base)",
+                                "{} {d} (the recorded run touched it at base)",
                                 display(&self.record, i)
                             )
                         })
