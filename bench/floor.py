@@ -16,7 +16,10 @@ file it opened for reading (its program, the libraries it loaded, its data) diff
 between the two commits: the floor. Then diff2test is run on the pair (`--base PREV
 --head C`) four ways: default; with the policy `diff2test init` wrote at the first commit,
 as written; that policy plus `--base-snapshot` (the snapshot of PREV's build); and the
-reviewed policy plus the snapshot. Each mode's selection is checked against the floor
+reviewed policy plus the snapshot. And, with no policy, with the record of PREV's whole
+suite run (`ctest -j2` under README's strace command line, `diff2test record`): `record`,
+and `record+snapshot` (with PREV's snapshot); each row gives the record's size and the
+selection's time beside the default run's. Each mode's selection is checked against the floor
 (`missed`: affected tests it left out; there must be none). Needs cmake, ctest, a C/C++
 compiler and strace. One JSON line per pair on stdout, the whole list in OUT."""
 import hashlib, json, os, re, subprocess, sys
@@ -64,13 +67,36 @@ def trace(test):
         if p.startswith(src + '/') or p.startswith(build + '/'):
             files.add(p)
     return files, r.returncode
-def run_d2t(prev, c, policy, snap=None):
+STRACE = ['strace', '-f', '-y', '-s', '4096', '-e', 'trace=%file,%process,getdents64,fchdir', '-o']
+def record_suite(c):
+    """The whole suite under README's strace command line, and its record: (path, seconds of
+    the traced run, seconds of the plain run)."""
+    import time
+    t0 = time.monotonic()
+    sh('ctest', '-j2', '--timeout', '300', cwd=build)
+    plain = time.monotonic() - t0
+    log = out + '.strace'
+    t0 = time.monotonic()
+    sh(*(STRACE + [log, 'ctest', '-j2', '--timeout', '300']), cwd=build)
+    traced = time.monotonic() - t0
+    rec = out + '.record-' + c
+    r = sh(bin_, 'record', '--source-dir', src, '--build-dir', build, '--strace', log, '--output', rec)
+    if r.returncode not in (0, 3):
+        print(c, 'record failed', r.stderr[:300], file=sys.stderr)
+    os.remove(log)
+    return rec, traced, plain
+def run_d2t(prev, c, policy, snap=None, record=None):
+    import time
     args = [bin_, '--source-dir', src, '--build-dir', build, '--base', prev, '--head', c, '--no-ci']
     if policy:
         args += ['--policy', policy]
     if snap:
         args += ['--base-snapshot', snap]
+    if record:
+        args += ['--record', record]
+    t0 = time.monotonic()
     r = sh(*args)
+    run_d2t.seconds = time.monotonic() - t0
     sel = [l for l in r.stdout.splitlines() if l]
     first = r.stderr.splitlines()[0] if r.stderr else ''
     reasons = sorted({l.split(':')[0][7:] for l in r.stderr.splitlines() if l.startswith('reason ')})
@@ -97,6 +123,7 @@ for c in commits:
         tr = trace(t)
         F[t['name']] = tr[0] if tr else set()
     H = hash_tree(src, {build}); H.update(hash_tree(build, set()))
+    rec, traced, plain = record_suite(c)
     if prev is None:
         sh(bin_, 'init', '--source-dir', src, '--build-dir', build, '--output', init_pol, '--force')
     else:
@@ -110,19 +137,26 @@ for c in commits:
         changed = sh('git', '-C', src, 'diff', '--name-only', prev, c).stdout.split()
         row = {'commit': c, 'tests': len(tests), 'floor': len(affected), 'changed': changed,
                'why': sorted(set(why.values()))[:6]}
-        for mode, pol, snap in [('default', None, None), ('init', init_pol, None),
-                                ('init+snapshot', init_pol, out + '.snap-init-' + prev),
-                                ('reviewed', reviewed, out + '.snap-reviewed-' + prev)]:
+        row['record_bytes'] = os.path.getsize(rec_prev)
+        row['suite_seconds'] = {'plain': round(plain_prev, 2), 'traced': round(traced_prev, 2)}
+        for mode, pol, snap, record in [('default', None, None, None), ('init', init_pol, None, None),
+                                ('init+snapshot', init_pol, out + '.snap-init-' + prev, None),
+                                ('reviewed', reviewed, out + '.snap-reviewed-' + prev, None),
+                                ('record', None, None, rec_prev),
+                                ('record+snapshot', None, out + '.snap-none-' + prev, rec_prev)]:
             if mode == 'reviewed' and not reviewed:
                 continue
-            code, first, sel, reasons = run_d2t(prev, c, pol, snap)
+            code, first, sel, reasons = run_d2t(prev, c, pol, snap, record)
             missed = sorted(affected - set(sel)) if code in (0, 3) else []
-            row[mode] = {'exit': code, 'state': first, 'selected': len(sel), 'reasons': reasons, 'missed': missed}
+            row[mode] = {'exit': code, 'state': first, 'selected': len(sel), 'reasons': reasons,
+                         'missed': missed, 'seconds': round(run_d2t.seconds, 3)}
         rows.append(row)
         print(json.dumps(row), flush=True)
     for name, pol in [('init', init_pol), ('reviewed', reviewed)]:
         if pol:
             sh(bin_, 'snapshot', '--source-dir', src, '--build-dir', build, '--policy', pol,
                '--output', out + '.snap-' + name + '-' + c)
+    sh(bin_, 'snapshot', '--source-dir', src, '--build-dir', build, '--output', out + '.snap-none-' + c)
     prev, F_prev, H_prev, D_prev = c, F, H, D
+    rec_prev, traced_prev, plain_prev = rec, traced, plain
 json.dump(rows, open(out, 'w'), indent=1)

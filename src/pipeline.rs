@@ -406,11 +406,7 @@ fn walk_and_decide(
     d.extend(sel.by_loading(&graph, &mappings, &affected));
     sel.by_description(description_changed);
     if let Some(r) = &recorded {
-        sel.by_record(r, &a.changed);
-        if r.covered.iter().any(Option::is_some) {
-            a.declarations.push(r.use_of());
-            a.declarations.sort();
-        }
+        decide_by_record(r, a, &mut sel, &mut impact, cat);
     }
     sel.by_data_flow(&reaches);
 
@@ -432,6 +428,35 @@ fn walk_and_decide(
     a.evidence = reader.digests();
     drop(graph);
     ingest::drop_in_background((deps, mappings, impact.units, impact.affected));
+}
+
+/// What a usable record decides: the tests it selects, and the covered tests
+/// only static inferences selected although every input they touched is
+/// unchanged (taken out, each said as an `assume RECORD` line).
+fn decide_by_record(
+    r: &crate::recorded::Recorded,
+    a: &mut Analysis,
+    sel: &mut Selection<'_>,
+    impact: &mut graph::Impact,
+    cat: &Catalogue,
+) {
+    let picked = sel.by_record(r, &a.changed);
+    let unaffected: Vec<bool> = (r.covered.iter().zip(&picked))
+        .map(|(c, p)| c.is_some() && !p)
+        .collect();
+    let dropped = sel.drop_unaffected(&unaffected);
+    impact.selected.retain(|i| !dropped.contains(i));
+    let names: Vec<&str> = dropped
+        .iter()
+        .map(|&i| cat.tests[i].name.as_str())
+        .collect();
+    impact.chains.retain(|c| !names.contains(&c.test.as_str()));
+    if r.covered.iter().any(Option::is_some) {
+        a.declarations.push(r.use_of());
+    }
+    a.declarations
+        .extend(names.iter().map(|n| r.use_unaffected(n)));
+    a.declarations.sort();
 }
 
 /// Reads and audits `--record` (when given) against this run's catalogue

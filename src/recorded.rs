@@ -491,6 +491,17 @@ impl Recorded {
             .collect()
     }
 
+    /// The use recorded for a test the static evidence reaches and the
+    /// record shows unaffected (taken out of the selection).
+    pub fn use_unaffected(&self, test: &str) -> Use {
+        Use {
+            declared: self.declared(),
+            subject: format!(
+                "test {test:?}: the static evidence reaches it, and every input its recorded run touched is unchanged: skipped"
+            ),
+        }
+    }
+
     /// The use recorded when a subset rests on the record.
     pub fn use_of(&self) -> Use {
         let n = self.covered.iter().flatten().count();

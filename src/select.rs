@@ -423,20 +423,51 @@ impl<'c> Selection<'c> {
         }
     }
 
-    /// Closes the selection over test-to-test data flow ([`reach::data_flow`]).
-    /// The tests a record of the base's run selects (given the selection so far).
+    /// The tests a record of the base's run selects (given the selection so
+    /// far); returns, per test, whether the record selected it.
     pub(crate) fn by_record(
         &mut self,
         recorded: &crate::recorded::Recorded,
         changed: &[changes::Changed],
-    ) {
+    ) -> Vec<bool> {
+        let mut picked = vec![false; self.selected.len()];
         for f in recorded.select(self.catalogue, changed, &self.selected) {
             if let Some(&i) = self.index.get(f.test.as_str()) {
+                picked[i] = true;
                 self.select(i, f.code, f.detail);
             }
         }
+        picked
     }
 
+    /// Takes out each test `unaffected` marks (a record shows every input it
+    /// touched unchanged) that only the static inferences selected: the walk,
+    /// a named path, loading by bytes, a changed build description. A test a
+    /// policy or an opaque boundary forced in stays. Returns those taken out.
+    pub(crate) fn drop_unaffected(&mut self, unaffected: &[bool]) -> Vec<usize> {
+        const INFERRED: &[&str] = &[
+            select_code::NAMES_CHANGED_PATH,
+            select_code::MAY_LOAD_AFFECTED,
+            select_code::BUILD_DESCRIPTION_CHANGED,
+        ];
+        let mut dropped = Vec::new();
+        for (i, &u) in unaffected.iter().enumerate() {
+            if !u || !self.selected[i] {
+                continue;
+            }
+            let name = self.catalogue.tests[i].name.as_str();
+            let kept = (self.forced.iter()).any(|f| f.test == name && !INFERRED.contains(&f.code));
+            if kept {
+                continue;
+            }
+            self.forced.retain(|f| f.test != name);
+            self.selected[i] = false;
+            dropped.push(i);
+        }
+        dropped
+    }
+
+    /// Closes the selection over test-to-test data flow ([`reach::data_flow`]).
     pub(crate) fn by_data_flow(&mut self, reaches: &[reach::TestReach]) {
         let shared: Vec<Vec<String>> = reaches.iter().map(|r| r.shared.clone()).collect();
         for f in reach::data_flow(self.catalogue, &self.selected, &shared) {

@@ -771,6 +771,63 @@ fn the_action_writes_a_snapshot_and_passes_a_base_snapshot_on() {
     assert!(run.out.contains("SUBSET_SELECTED"), "{}", run.out);
 }
 
+/// Issue 36, item 5: with `record-out` (a push to the main branch) the action
+/// runs the whole suite under strace and writes its record; a pull request
+/// passes it on with `record`, and a record that was not restored is said.
+#[test]
+fn the_action_records_the_suite_and_passes_the_record_on() {
+    let r = repo();
+    let _g = lock();
+    let tmp = scratch_dir("d2t-action-rec-");
+    let rec = tmp.path().join("base.record.json");
+    let rec_s = rec.to_str().unwrap().to_owned();
+    let old = old_ctest();
+    let run = run_action(
+        &r.b.root,
+        &pr_env(&[
+            ("D2T_RECORD_OUT", &rec_s),
+            ("D2T_CTEST", old.to_str().unwrap()),
+        ]),
+    );
+    assert_eq!(run.code, 0, "{}", run.out);
+    assert!(run.out.contains("RECORD_WRITTEN"), "{}", run.out);
+    assert!(run.outputs.contains("record-file="), "{}", run.outputs);
+    assert!(run.outputs.contains("state=RECORDED"), "{}", run.outputs);
+    assert!(
+        run.summary.contains("recorded the suite's run"),
+        "{}",
+        run.summary
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&rec).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "diff2test.record.v1", "{}", run.out);
+    let n = doc["tests"].as_array().unwrap().len();
+    assert!(
+        n > 0 && run.ran.len() == n,
+        "the whole suite ran under strace: {}",
+        run.out
+    );
+    // A pull request passes it on.
+    let run = run_action(
+        &r.b.root,
+        &pr_env(&[("D2T_RECORD", &rec_s), ("D2T_CTEST", old.to_str().unwrap())]),
+    );
+    assert_eq!(run.code, 0, "{}", run.out);
+    assert!(run.out.contains("SUBSET_SELECTED"), "{}", run.out);
+    assert!(run.out.contains("assume RECORD 1"), "{}", run.out);
+    // Not restored: said, and the selection goes on without it.
+    let missing = tmp.path().join("not-restored.record.json");
+    let run = run_action(
+        &r.b.root,
+        &pr_env(&[
+            ("D2T_RECORD", missing.to_str().unwrap()),
+            ("D2T_CTEST", old.to_str().unwrap()),
+        ]),
+    );
+    assert_eq!(run.code, 0, "{}", run.out);
+    assert!(run.out.contains("no record at"), "{}", run.out);
+    assert!(!run.out.contains("assume RECORD"), "{}", run.out);
+}
+
 // ---------------------------------------------------------------- issue 31
 
 /// A release directory as the release workflow lays it out: the archive of

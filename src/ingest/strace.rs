@@ -131,6 +131,8 @@ struct Call {
 struct Spawn {
     parent: usize,
     start_line: usize,
+    /// The line the call returned on (0 until then).
+    end_line: usize,
     child_pid: u32,
     shares_fs: bool,
 }
@@ -214,6 +216,7 @@ pub fn parse(text: &str) -> Trace {
                 spawns.push(Spawn {
                     parent: proc_,
                     start_line: line_no,
+                    end_line: 0,
                     child_pid: 0,
                     shares_fs: s,
                 });
@@ -238,10 +241,14 @@ pub fn parse(text: &str) -> Trace {
                     .rev()
                     .find(|s| s.parent == proc_ && s.child_pid == 0)
                 {
-                    Some(s) => s.child_pid = child,
+                    Some(s) => {
+                        s.child_pid = child;
+                        s.end_line = line_no;
+                    }
                     None => spawns.push(Spawn {
                         parent: proc_,
                         start_line: line_no,
+                        end_line: line_no,
                         child_pid: child,
                         shares_fs: spawn_start(&joined).unwrap_or(false),
                     }),
@@ -272,16 +279,21 @@ pub fn parse(text: &str) -> Trace {
             clip(&head)
         ));
     }
-    let shares = link_spawns(&mut trace, &spawns);
-    replay(&mut trace, calls, &shares);
+    let (shares, born) = link_spawns(&mut trace, &spawns);
+    replay(&mut trace, calls, &shares, &born);
     trace
 }
 
 /// Gives every spawned process its parent: the lifetime of the child's id
 /// that starts first after the spawn started. Returns the children that
-/// share their parent's working directory (`CLONE_FS`).
-fn link_spawns(trace: &mut Trace, spawns: &[Spawn]) -> HashMap<usize, bool> {
+/// share their parent's working directory (`CLONE_FS`), and the child
+/// each spawn's return line created.
+fn link_spawns(
+    trace: &mut Trace,
+    spawns: &[Spawn],
+) -> (HashMap<usize, bool>, HashMap<usize, usize>) {
     let mut shares = HashMap::new();
+    let mut born = HashMap::new();
     let mut by_pid: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, p) in trace.processes.iter().enumerate() {
         by_pid.entry(p.pid).or_default().push(i);
@@ -297,10 +309,11 @@ fn link_spawns(trace: &mut Trace, spawns: &[Spawn]) -> HashMap<usize, bool> {
             if trace.processes[c].parent.is_none() {
                 trace.processes[c].parent = Some(s.parent);
                 shares.insert(c, s.shares_fs);
+                born.insert(s.end_line, c);
             }
         }
     }
-    shares
+    (shares, born)
 }
 
 /// For a spawn call's text: whether the child shares the working directory.
@@ -313,14 +326,25 @@ fn spawn_start(head: &str) -> Option<bool> {
     }
 }
 
-/// Replays the calls in log order with each process's working directory.
-fn replay(trace: &mut Trace, calls: Vec<Call>, shares: &HashMap<usize, bool>) {
+/// Replays the calls in log order with each process's working directory. A
+/// child gets its parent's directory as it was at the spawn: when its first
+/// line comes after the spawn returned (the parent may `chdir` away at once,
+/// as ctest does between tests), it is taken on the spawn's return line.
+fn replay(
+    trace: &mut Trace,
+    calls: Vec<Call>,
+    shares: &HashMap<usize, bool>,
+    born: &HashMap<usize, usize>,
+) {
     let n = trace.processes.len();
     let mut cells: Vec<Option<String>> = Vec::new();
     let mut cell_of: Vec<Option<usize>> = vec![None; n];
     for call in calls {
         let p = call.proc_;
         let cell = ensure_cell(trace, shares, &mut cells, &mut cell_of, p);
+        if let Some(&child) = born.get(&call.line) {
+            ensure_cell(trace, shares, &mut cells, &mut cell_of, child);
+        }
         let mut cx = Replay {
             cwd: &mut cells[cell],
             proc_: &mut trace.processes[p],
@@ -462,6 +486,13 @@ impl Replay<'_> {
             }
             Outcome::Unknown => ok_kind,
         };
+        // `-y` prints the descriptor an open returns with its real path: a file
+        // reached through a symlink is read at both spellings.
+        if let (Kind::Read | Kind::Dir | Kind::Write, Some(real)) = (kind, returned_path(ret)) {
+            if real != path {
+                self.push(real, kind);
+            }
+        }
         self.push(path, kind);
     }
 
@@ -799,6 +830,16 @@ fn unescape(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The real path `-y` prints with a returned descriptor (`= 3</real/path>`).
+fn returned_path(ret: &str) -> Option<String> {
+    let r = ret.trim();
+    if !r.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let (_, ann) = split_annotation(r);
+    ann.filter(|a| a.starts_with('/')).map(|a| paths::fold(&a))
+}
+
 fn leading_number(s: &str) -> Option<u32> {
     let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     s[..end].parse().ok()
@@ -895,6 +936,21 @@ mod tests {
         assert_eq!(t.processes[0].problems.len(), 1, "{:?}", t.processes[0]);
         let t = parse("7 openat(AT_FDCWD</d>, \"x\", O_RD");
         assert!(!t.problems.is_empty() || !t.processes[0].problems.is_empty());
+    }
+
+    #[test]
+    fn a_child_keeps_the_directory_of_its_spawn_when_the_parent_moves_on_first() {
+        // ctest enters the test's directory, spawns, and goes back before the child runs.
+        let t = parse(concat!(
+            "1 chdir(\"/b/tests\") = 0\n",
+            "1 clone(child_stack=NULL, flags=SIGCHLD) = 2\n",
+            "1 chdir(\"/b\") = 0\n",
+            "2 execve(\"/b/tests/t\", [\"/b/tests/t\"], 0x1 /* 3 vars */) = 0\n",
+            "2 openat(AT_FDCWD, \"in.txt\", O_RDONLY) = 3\n",
+        ));
+        let c = &t.processes[1];
+        assert_eq!(c.execs[0].cwd.as_deref(), Some("/b/tests"));
+        assert_eq!(c.accesses[1].path, "/b/tests/in.txt");
     }
 
     #[test]

@@ -319,3 +319,48 @@ fn a_script_running_subcommands_by_a_computed_name() {
         );
     });
 }
+
+/// The record decides a covered test the static evidence reaches: a comment
+/// added at the end of a header leaves the program that includes it byte for
+/// byte the same, so its test (everything it read unchanged) is skipped, and
+/// says so; without the record the header selects it.
+#[test]
+fn a_program_the_change_leaves_byte_identical_is_skipped_with_the_record() {
+    both(|g| {
+        let cmake = format!(
+            "{PROLOGUE}add_executable(a a.cpp)\nadd_executable(b b.cpp)\n\
+             add_test(NAME a COMMAND a)\nadd_test(NAME b COMMAND b)\n{BYSTANDER}"
+        );
+        let o = Scenario::new(&format!("r36-identical-{g:?}"))
+            .generator(g)
+            .file("CMakeLists.txt", &cmake)
+            .file("common.h", "#pragma once\nint answer();\n")
+            .file(
+                "a.cpp",
+                &main_checking(
+                    "#include \"common.h\"\nint answer() { return 42; }",
+                    "answer() == 42",
+                ),
+            )
+            .file("b.cpp", &main_checking("#include \"common.h\"", "1 == 1"))
+            .file("other.cpp", OTHER)
+            .recorded()
+            .edit(
+                "common.h",
+                "#pragma once\nint answer();\n// answer() is the answer\n",
+            )
+            .edit("b.cpp", &main_checking("#include \"common.h\"", "1 == 2"))
+            .run();
+        o.expect_changed("b");
+        o.assert_oracle();
+        o.expect_exact_subset(&["b"]);
+        assert!(
+            o.run.stderr.contains("test \"a\": the static evidence reaches it, and every input its recorded run touched is unchanged: skipped"),
+            "{}",
+            o.run.stderr
+        );
+        let without = o.rerun(&["--record"], &[]);
+        without.assert_oracle();
+        without.expect_exact_subset(&["a", "b"]);
+    });
+}

@@ -31,6 +31,11 @@
 #                   sets build_config = "compare", CMake edits cost only what they change)
 #   D2T_SNAPSHOT_OUT   write this build's snapshot (diff2test snapshot) to FILE, e.g. on the
 #                   main branch, to upload as an artifact for later pull requests
+#   D2T_RECORD      --record FILE: the base commit's record of its test run (a missing file
+#                   is said in a notice and not passed)
+#   D2T_RECORD_OUT  run the whole suite under strace (README's command line) and write its
+#                   record (diff2test record) to FILE, e.g. on pushes to the main branch; no
+#                   selection is made in such a run (the step fails when the suite does)
 # GitHub's own variables used: GITHUB_EVENT_NAME, GITHUB_BASE_REF, GITHUB_EVENT_PATH,
 # GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, RUNNER_TEMP.
 #
@@ -282,6 +287,38 @@ if [[ -n ${D2T_SNAPSHOT_OUT:-} ]]; then
   fi
 fi
 
+# --- record (optional): the whole suite under strace, and its record ---------------------
+if [[ -n ${D2T_RECORD_OUT:-} ]]; then
+  if ! command -v strace >/dev/null 2>&1; then
+    if [[ $(id -u) -eq 0 ]]; then
+      apt-get install -y -qq strace >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq strace >/dev/null; }
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      sudo -n apt-get install -y -qq strace >/dev/null 2>&1 || { sudo -n apt-get update -qq && sudo -n apt-get install -y -qq strace >/dev/null; }
+    fi
+  fi
+  command -v strace >/dev/null 2>&1 || EXIT_CODE=2 die "record-out needs strace (apt-get install strace)"
+  strace_log=$work/ctest.strace
+  notice "diff2test: recording the whole suite's run under strace for $D2T_RECORD_OUT: ctest ${ctest_args[*]}"
+  rec_start=$(date +%s)
+  (cd "$build" && strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir -o "$strace_log" \
+    "$ctest_cmd" "${ctest_args[@]}") 2>&1 | tee "$work/ctest-record.log"
+  rc=${PIPESTATUS[0]}
+  rec_args=(record --source-dir "$src" --build-dir "$build" --ctest-json "$ctest_json"
+    --strace "$strace_log" --output "$D2T_RECORD_OUT")
+  "$d2t_bin" "${rec_args[@]}" 2>"$work/record.err"
+  rec_rc=$?
+  cat "$work/record.err"
+  if ((rec_rc == 0 || rec_rc == 3)); then
+    output record-file "$D2T_RECORD_OUT"
+    summary_line "diff2test: recorded the suite's run in $D2T_RECORD_OUT ($(head -n2 "$work/record.err" | tail -n1); $(($(date +%s) - rec_start)) s under strace)."
+  else
+    echo "::warning::diff2test record wrote nothing: $(head -n3 "$work/record.err" | tr '\n' ' ')"
+  fi
+  rm -f "$strace_log"
+  output state RECORDED
+  exit "$rc"
+fi
+
 base=${D2T_BASE:-}
 no_base=""
 if [[ -n $base ]]; then
@@ -331,6 +368,13 @@ if [[ -n ${D2T_BASE_SNAPSHOT:-} ]]; then
   else
     # A cache miss (the base commit's main run saved none): CMake edits cost the whole suite.
     notice "diff2test: no base snapshot at $D2T_BASE_SNAPSHOT (not restored?): a CMake edit selects the whole suite"
+  fi
+fi
+if [[ -n ${D2T_RECORD:-} ]]; then
+  if [[ -f $D2T_RECORD ]]; then
+    args+=(--record "$D2T_RECORD")
+  else
+    notice "diff2test: no record at $D2T_RECORD (not restored?): decided from the static evidence alone"
   fi
 fi
 [[ -n $shard ]] && args+=(--shard "$shard")
