@@ -42,6 +42,26 @@ pub struct Use {
     pub subject: String,
 }
 
+/// Whether a script builds a name from a variable joined to literal name
+/// characters (`calc-$1`, `tool_${n}`, `${X}_test`, `"prog-" + x`,
+/// `f"prog-{x}"`): a program (or file) it runs by a name no text holds.
+pub fn computes_a_name(path: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return true; // unreadable: nothing says it does not
+    };
+    let b = text.as_bytes();
+    let name = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
+    for i in 1..b.len() {
+        let joined = (b[i] == b'$' && name(b[i - 1]) && b[i - 1] != b'.')
+            || (b[i - 1] == b'}' && name(b[i]) && b[i] != b'.');
+        if joined {
+            return true;
+        }
+    }
+    // Python and CMake string building: a literal ending in `-`/`_` joined to a value.
+    text.contains("-\" +") || text.contains("_\" +") || text.contains("-{") || text.contains("_{")
+}
+
 /// The assumption `scripts = "scan"` rests on.
 pub const SCAN_WHY: &str = "scripts = \"scan\": the scripts run only what they name";
 
@@ -108,6 +128,11 @@ pub fn map_scripts(
         let (found, files) = lookup.script_targets(test);
         if scan && declared.kind == "scripts" && files.is_empty() {
             continue; // it runs no source-tree script: not a scripted test
+        }
+        if declared.kind == "scripts" && files.iter().any(|f| computes_a_name(f)) {
+            // It also runs what it computes (`"$dir/calc-$1"`): the scan cannot
+            // say what that is, so it maps nothing (a [[script]] rule may).
+            continue;
         }
         if from_script {
             direct.extend(found);

@@ -79,13 +79,23 @@ pub fn apply(
     let mut seen: FastSet<&str> = FastSet::default();
     for r in reaches {
         for s in &r.source {
-            if seen.insert(s.as_str()) && self_locating(s, max_bytes) {
-                if let Some((dir, _)) = s.rsplit_once('/') {
-                    script_dirs.push((dir.to_owned(), s.clone()));
+            if seen.insert(s.as_str()) {
+                if let Some(ups) = self_locating(s, max_bytes) {
+                    // From its directory, as far up as its relative paths climb
+                    // (`"$(dirname "$0")/../../testdata"`).
+                    let mut dir = s.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+                    for _ in 0..ups {
+                        match dir.rsplit_once('/') {
+                            Some((up, _)) if !up.is_empty() => dir = up.to_owned(),
+                            _ => break,
+                        }
+                    }
+                    script_dirs.push((dir, s.clone()));
                 }
             }
         }
     }
+    let named_texts = texts_named(reaches, max_bytes);
     let mut uses = Vec::new();
     for c in changed.iter_mut().filter(|c| open(c)) {
         let rel = paths::relative_to(&c.abs, &model.source_root);
@@ -104,16 +114,34 @@ pub fn apply(
                 })
         };
         let by_binary = || holdings.referencing(&c.abs, &model.build_root, &model.source_root);
+        // Its file name, or the name of a directory holding it (a POST_BUILD
+        // `copy_directory` of `data/`), as a word of a CMake input or of a
+        // file one names (the script an execute_process runs).
         let by_cmake = || {
+            rel.split('/')
+                .filter(|n| !n.is_empty() && *n != "..")
+                .find(|n| configure.holds_word(n))
+                .map(|n| format!("a CMake input (or a file it names) holds {n:?}"))
+        };
+        // A plain-text file a test names (a manifest listing its cases
+        // relative to itself) holding its file name.
+        let by_named_text = || {
             let name = rel.rsplit('/').next().unwrap_or(&rel);
-            configure
-                .holds_word(name)
-                .then(|| format!("a CMake input holds its file name {name:?}"))
+            named_texts
+                .iter()
+                .find(|(_, text)| text.contains(name))
+                .map(|(f, _)| {
+                    format!(
+                        "{} (a file a test names) holds its file name",
+                        paths::relative_to(f, &model.source_root)
+                    )
+                })
         };
         let referenced = by_text
             .or_else(by_script)
             .or_else(by_binary)
-            .or_else(by_cmake);
+            .or_else(by_cmake)
+            .or_else(by_named_text);
         match referenced {
             Some(why) => {
                 c.evidence = format!("{}; not skipped by unreferenced_paths: {why}", c.evidence);
@@ -142,14 +170,47 @@ pub fn apply(
     (uses, Vec::new())
 }
 
-/// Whether the file at `path` is a script that finds files relative to itself.
-fn self_locating(path: &str, max_bytes: u64) -> bool {
+/// The text of every source-tree file a test names that is text (UTF-8, no
+/// NUL byte): scripts, manifests, lists.
+fn texts_named(reaches: &[TestReach], max_bytes: u64) -> Vec<(String, String)> {
+    let mut seen: FastSet<&str> = FastSet::default();
+    let mut out = Vec::new();
+    for s in reaches.iter().flat_map(|r| &r.source) {
+        if !seen.insert(s.as_str()) {
+            continue;
+        }
+        match std::fs::metadata(s) {
+            Ok(m) if m.is_file() && m.len() <= max_bytes => {}
+            _ => continue,
+        }
+        if let Ok(Ok(t)) = std::fs::read(s).map(String::from_utf8) {
+            if !t.contains('\0') {
+                out.push((s.clone(), t));
+            }
+        }
+    }
+    out
+}
+
+/// When the file at `path` is a script that finds files relative to itself:
+/// how many levels its relative paths climb (the longest run of `../`, plus
+/// one per `dirname` or `.parent` beyond the first).
+fn self_locating(path: &str, max_bytes: u64) -> Option<usize> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() && m.len() <= max_bytes => {}
-        _ => return false,
+        _ => return None,
     }
-    std::fs::read(path).is_ok_and(|b| {
-        let text = String::from_utf8_lossy(&b);
-        SELF_LOCATING.iter().any(|i| text.contains(i))
-    })
+    let b = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&b);
+    if !SELF_LOCATING.iter().any(|i| text.contains(i)) {
+        return None;
+    }
+    let longest_run = text
+        .split(|c: char| !(c == '.' || c == '/'))
+        .map(|run| run.matches("../").count() + usize::from(run.ends_with("..")))
+        .max()
+        .unwrap_or(0);
+    let nested =
+        text.matches("dirname").count().saturating_sub(1) + text.matches(".parent").count();
+    Some(longest_run + nested)
 }

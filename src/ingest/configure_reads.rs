@@ -108,6 +108,18 @@ pub fn scan(reader: &Reader, model: &Codemodel) -> ConfigureReads {
         }
         let text = String::from_utf8_lossy(&bytes);
         let dir = input.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        // A source-tree file the input names by path (a script execute_process
+        // runs): its words are what configure may name too (issue 36).
+        for named in named_files(&text, dir, model) {
+            if let Ok(b) = reader.read(&named) {
+                for w in b.split(|&b| !word_byte(b)).filter(|w| !w.is_empty()) {
+                    let w = String::from_utf8_lossy(w);
+                    if !out.words.contains(w.as_ref()) {
+                        out.words.insert(w.into_owned());
+                    }
+                }
+            }
+        }
         let rel = paths::relative_to(input, &model.source_root);
         for (line, sub, arg) in file_calls(&text) {
             let site = format!("configure reads it: file({sub} {arg} …) at {rel}:{line}");
@@ -118,6 +130,41 @@ pub fn scan(reader: &Reader, model: &Codemodel) -> ConfigureReads {
     out.exact.dedup_by(|a, b| a.0 == b.0);
     out.tails.sort();
     out.tails.dedup_by(|a, b| a.0 == b.0);
+    out
+}
+
+/// The regular source-tree files (not CMake inputs, outside the build tree)
+/// that a CMake input's text names by a path: relative to its directory, or
+/// under `${CMAKE_CURRENT_SOURCE_DIR}`, `${CMAKE_CURRENT_LIST_DIR}`,
+/// `${CMAKE_SOURCE_DIR}` or `${PROJECT_SOURCE_DIR}`.
+fn named_files(text: &str, dir: &str, model: &Codemodel) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let sep = |c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')' | ';');
+    for tok in text
+        .split(sep)
+        .filter(|t| t.contains('/') || t.contains('.'))
+    {
+        let p = tok
+            .replace("${CMAKE_CURRENT_SOURCE_DIR}", dir)
+            .replace("${CMAKE_CURRENT_LIST_DIR}", dir)
+            .replace("${CMAKE_SOURCE_DIR}", &model.source_root)
+            .replace("${PROJECT_SOURCE_DIR}", &model.source_root);
+        if p.contains('$') || p.contains('<') || p.is_empty() {
+            continue;
+        }
+        let abs = paths::join_fold(dir, &p);
+        let is_input = (model.cmake_inputs.as_deref()).is_some_and(|i| i.iter().any(|x| *x == abs));
+        if is_input
+            || !paths::is_within(&abs, model.scope_root())
+            || paths::is_within(&abs, &model.build_root)
+            || out.contains(&abs)
+        {
+            continue;
+        }
+        if std::fs::metadata(&abs).is_ok_and(|m| m.is_file()) {
+            out.push(abs);
+        }
+    }
     out
 }
 

@@ -26,9 +26,29 @@ fn check(o: &Outcome, failing: &str) {
         "the decision rests on the record and says so:\n{}",
         o.run.stderr
     );
-    let policy = o.ctx.root.join("diff2test.toml").display().to_string();
-    let without = o.rerun(&["--record"], &["--policy".into(), policy]);
+    let policy = o.ctx.root.join("diff2test.toml");
+    let without = o.rerun(
+        &["--record"],
+        &["--policy".into(), policy.display().to_string()],
+    );
     without.assert_oracle();
+    // The textual modes, for those who choose them (init's, uncommented): no omission either.
+    let text = std::fs::read_to_string(&policy).unwrap();
+    let chosen = o.ctx.root.join("textual.toml");
+    std::fs::write(
+        &chosen,
+        text.replace(
+            "\n# unreferenced_paths = \"skip\"\n",
+            "\nunreferenced_paths = \"skip\"\n",
+        )
+        .replace("\n# scripts = \"scan\"\n", "\nscripts = \"scan\"\n"),
+    )
+    .unwrap();
+    let textual = o.rerun(
+        &["--record"],
+        &["--policy".into(), chosen.display().to_string()],
+    );
+    textual.assert_oracle();
 }
 
 fn both(f: impl Fn(Generator)) {
