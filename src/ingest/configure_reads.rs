@@ -153,7 +153,7 @@ fn named_files(text: &str, dir: &str, model: &Codemodel) -> Vec<String> {
             continue;
         }
         let abs = paths::join_fold(dir, &p);
-        let is_input = (model.cmake_inputs.as_deref()).is_some_and(|i| i.iter().any(|x| *x == abs));
+        let is_input = (model.cmake_inputs.as_deref()).is_some_and(|i| i.contains(&abs));
         if is_input
             || !paths::is_within(&abs, model.scope_root())
             || paths::is_within(&abs, &model.build_root)
