@@ -388,6 +388,16 @@ fn collect(runs: &[Run], roots: &Roots, touched: &mut Touched) {
             let f = first[path];
             let writes = ks.contains(&Kind::Write);
             let output = f == Kind::Write || (f == Kind::Absent && writes);
+            // What a symlink it read leads to is read too (an exec'd link to a program).
+            if !output {
+                let real = std::fs::symlink_metadata(path)
+                    .is_ok_and(|m| m.file_type().is_symlink())
+                    .then(|| paths::real(path))
+                    .flatten();
+                if let Some(rk) = real.and_then(|r| roots.locate(&r)) {
+                    touched.entry(rk).or_insert([false; 3])[0] = true;
+                }
+            }
             let e = touched.entry(key).or_insert([false; 3]);
             e[0] |= !output;
             e[1] |= ks.contains(&Kind::List);
@@ -404,18 +414,27 @@ fn state_of(tree: Tree, path: String, roots: &Roots, listed: bool) -> File {
         path,
         state: State::Absent,
         oid: None,
+        target_oid: None,
         entries: None,
     };
+    let link = crate::vcs::blob_id_of_link(std::path::Path::new(&abs));
     match std::fs::metadata(&abs) {
         Ok(m) if m.is_file() => match crate::vcs::blob_id_of_file(std::path::Path::new(&abs)) {
             Some(oid) => {
                 f.state = State::File;
-                f.oid = Some(oid);
+                match link {
+                    Some(l) => {
+                        f.oid = Some(l);
+                        f.target_oid = Some(oid);
+                    }
+                    None => f.oid = Some(oid),
+                }
             }
             None => f.state = State::Other,
         },
         Ok(m) if m.is_dir() => {
             f.state = State::Dir;
+            f.oid = link;
             if listed {
                 f.entries = Some(dir_entries(&abs));
             }

@@ -164,7 +164,9 @@ pub fn audit(input: &Input<'_>) -> Audit {
                     continue;
                 }
                 let f = &rec.files[i];
-                let now = crate::vcs::blob_id_of_file(std::path::Path::new(&abs[i]));
+                let here = std::path::Path::new(&abs[i]);
+                let now =
+                    crate::vcs::blob_id_of_link(here).or_else(|| crate::vcs::blob_id_of_file(here));
                 let same = match f.state {
                     State::File => now.as_deref() == f.oid.as_deref(),
                     _ => now.is_none(),
@@ -294,8 +296,14 @@ fn current_differences(
             match f.state {
                 State::File => match now {
                     Ok(m) if m.is_file() => {
+                        let link = crate::vcs::blob_id_of_link(path);
                         let id = crate::vcs::blob_id_of_file(path);
-                        (id.as_deref() != f.oid.as_deref()).then(|| "has other content now".into())
+                        let (was_link, was) = match &f.target_oid {
+                            Some(t) => (f.oid.as_deref(), Some(t.as_str())),
+                            None => (None, f.oid.as_deref()),
+                        };
+                        (link.as_deref() != was_link || id.as_deref() != was)
+                            .then(|| "has other content now".into())
                     }
                     Ok(_) => Some("is no longer a file".into()),
                     Err(_) => Some("is gone".into()),

@@ -1002,6 +1002,14 @@ pub fn blob_id_of_file(path: &Path) -> Option<String> {
     hash_file(gix::hash::Kind::Sha1, path).map(|id| id.to_string())
 }
 
+/// The git blob id of a symlink at `path` as git stores it (the bytes of its
+/// target, as written); `None` when it is no symlink.
+pub fn blob_id_of_link(path: &Path) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let target = fs::read_link(path).ok()?;
+    hash_bytes(gix::hash::Kind::Sha1, target.as_os_str().as_bytes()).map(|id| id.to_string())
+}
+
 /// For each absolute path: the blob id it has in the tree of `rev` in the
 /// repository holding `source_dir` (`None`: not a file there, or outside the
 /// repository's work tree). Read in-process; git is never run.

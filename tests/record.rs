@@ -370,3 +370,44 @@ fn a_file_that_is_no_strace_log_is_a_usage_error() {
     );
     assert!(r.stdout.is_empty() && !out.exists());
 }
+
+/// A test that runs a committed symlink (json-c's `tests/test4.test ->
+/// test_basic.test`): the record keeps the link as git stores it (so the
+/// base commit vouches for it) and what it leads to, which a change selects.
+#[test]
+fn a_symlinked_script_is_audited_as_git_stores_it_and_its_target_selects() {
+    let cmake = "cmake_minimum_required(VERSION 3.20)\nproject(rec CXX)\nenable_testing()\n\
+        add_executable(prog prog.cpp)\n\
+        add_test(NAME via_link COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tests/alias.sh)\n\
+        add_test(NAME other COMMAND sh -c \"exit 0\")\n";
+    let p = Project::new(&[
+        ("CMakeLists.txt", cmake),
+        ("tests/real.sh", "#!/bin/sh\nexit 0\n"),
+        ("prog.cpp", PROG),
+        ("README.md", "docs\n"),
+    ]);
+    std::os::unix::fs::symlink("real.sh", p.src.join("tests/alias.sh")).unwrap();
+    p.commit("link");
+    let b = p.build("build");
+    let log = p.traced_suite(&b, "2");
+    let (r, rec) = p.record(&b, &log);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let reads = reads_of(&rec, "via_link");
+    assert!(
+        reads.contains(&"source:tests/alias.sh".to_owned()),
+        "{reads:?}"
+    );
+    assert!(
+        reads.contains(&"source:tests/real.sh".to_owned()),
+        "{reads:?}"
+    );
+    let rec_arg = rec.display().to_string();
+    p.write("tests/real.sh", "#!/bin/sh\nexit 1\n");
+    p.commit("break it");
+    let r = p.select(
+        &b,
+        &["--base", "HEAD~1", "--head", "HEAD", "--record", &rec_arg],
+    );
+    assert!(!r.stderr.contains("RECORD_STALE"), "{}", r.stderr);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "via_link\n"), "{r:#?}");
+}

@@ -96,9 +96,13 @@ pub struct File {
     pub path: String,
     /// Its state.
     pub state: State,
-    /// For a file: the git blob id (SHA-1) of its bytes.
+    /// For a file: the git blob id (SHA-1) of its bytes; for a symlink: of
+    /// its target as written (as git stores a symlink).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oid: Option<String>,
+    /// For a symlink to a file: the blob id of the bytes it leads to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_oid: Option<String>,
     /// For a directory a test listed: its entries, sorted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entries: Option<Vec<String>>,
