@@ -224,18 +224,25 @@ fn split_changed(bytes: Vec<u8>, nul: bool) -> Vec<OsString> {
         .collect()
 }
 
-/// The evidence flags `diff2test snapshot` and `diff2test init` share.
+/// The trees and the catalogue: what `snapshot`, `init` and `record` all read.
 #[derive(clap::Args, Debug)]
-struct EvidenceArgs {
+struct RootArgs {
     /// Top source directory the build was configured from.
     #[arg(long, value_name = "SRC", required = true)]
     source_dir: Option<Utf8PathBuf>,
-    /// Top build directory.
+    /// Top build directory (where ctest runs).
     #[arg(long, value_name = "BUILD", required = true)]
     build_dir: Option<Utf8PathBuf>,
     /// Output of `ctest --show-only=json-v1`, run in BUILD (default: BUILD/ctest.json).
     #[arg(long, value_name = "FILE")]
     ctest_json: Option<Utf8PathBuf>,
+}
+
+/// The evidence flags `diff2test snapshot` and `diff2test init` share.
+#[derive(clap::Args, Debug)]
+struct EvidenceArgs {
+    #[command(flatten)]
+    roots: RootArgs,
     /// The dependency list (as for a selection run; default: found in BUILD).
     #[arg(long, value_name = "FILE")]
     dep_list: Option<Utf8PathBuf>,
@@ -288,15 +295,8 @@ struct InitCli {
     after_help = "Record the run with:\n  strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir -o ctest.strace ctest -j8\n(add --seccomp-bpf where the kernel has it), then:\n  diff2test record --source-dir SRC --build-dir BUILD --strace ctest.strace --output record.json\n\nExit codes: 0 written, every test recorded; 2 USAGE_ERROR (nothing written); 3 written, some tests not recorded (reasons on stderr: they are decided without the record)."
 )]
 struct RecordCli {
-    /// Top source directory the build was configured from.
-    #[arg(long, value_name = "SRC", required = true)]
-    source_dir: Option<Utf8PathBuf>,
-    /// Top build directory (where ctest ran).
-    #[arg(long, value_name = "BUILD", required = true)]
-    build_dir: Option<Utf8PathBuf>,
-    /// Output of `ctest --show-only=json-v1` for the run (default: BUILD/ctest.json).
-    #[arg(long, value_name = "FILE")]
-    ctest_json: Option<Utf8PathBuf>,
+    #[command(flatten)]
+    roots: RootArgs,
     /// An strace log of the ctest run (`strace -f -y … -o FILE ctest …`); repeat for several runs.
     #[arg(long = "strace", value_name = "FILE", required = true)]
     straces: Vec<Utf8PathBuf>,
@@ -310,13 +310,13 @@ fn parse_record(args: Vec<OsString>) -> Result<Parsed, String> {
         Ok(r) => r,
         Err(info) => return Ok(info),
     };
-    let source_dir = dir("--source-dir", r.source_dir)?;
-    let build_dir = dir("--build-dir", r.build_dir)?;
+    let source_dir = dir("--source-dir", r.roots.source_dir)?;
+    let build_dir = dir("--build-dir", r.roots.build_dir)?;
     let straces = (r.straces.into_iter())
         .map(|p| file("--strace", Some(p)))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Parsed::Record(Box::new(crate::record::RecordRequest {
-        ctest_json: ctest_json(r.ctest_json, &build_dir)?,
+        ctest_json: ctest_json(r.roots.ctest_json, &build_dir)?,
         source_dir,
         build_dir,
         straces,
@@ -370,10 +370,10 @@ fn parse_snapshot(args: Vec<OsString>) -> Result<Parsed, String> {
 
 /// The request of `diff2test snapshot` (or, `init`, of `diff2test init`).
 fn request_of(s: EvidenceArgs, policy: Option<Utf8PathBuf>, init: bool) -> Result<Parsed, String> {
-    let source_dir = dir("--source-dir", s.source_dir)?;
-    let build_dir = dir("--build-dir", s.build_dir)?;
+    let source_dir = dir("--source-dir", s.roots.source_dir)?;
+    let build_dir = dir("--build-dir", s.roots.build_dir)?;
     Ok(Parsed::Run(Box::new(Request {
-        ctest_json: ctest_json(s.ctest_json, &build_dir)?,
+        ctest_json: ctest_json(s.roots.ctest_json, &build_dir)?,
         dep_list: dep_list(s.dep_list)?,
         build_dir,
         changed: Vec::new(),

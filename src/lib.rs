@@ -89,15 +89,25 @@ fn write_record(req: &record::RecordRequest, out: &mut Vec<u8>, err: &mut Vec<u8
         Err(msg) => return usage(msg, err),
     };
     let code = report::render_record(&rec, out, err);
-    if let Some(path) = &req.output {
-        if let Err(msg) = write_whole(path, out) {
-            out.clear();
-            err.clear();
-            return usage(msg, err);
-        }
-        out.clear();
+    match to_output(req.output.as_deref(), out, err) {
+        Ok(()) => code,
+        Err(usage_code) => usage_code,
     }
-    code
+}
+
+/// With `--output PATH`: stdout's bytes go to PATH, written whole, and stdout
+/// stays empty; a file that cannot be written is a usage error (its code).
+fn to_output(path: Option<&str>, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result<(), u8> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    if let Err(msg) = write_whole(path, out) {
+        out.clear();
+        err.clear();
+        return Err(usage(msg, err));
+    }
+    out.clear();
+    Ok(())
 }
 
 /// Writes `bytes` to `path` whole (a temporary file renamed into place) or not at all.
@@ -149,13 +159,8 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
         err.clear();
         return usage(msg, err);
     }
-    if let Some(path) = &req.output {
-        if let Err(msg) = write_whole(path, out) {
-            out.clear();
-            err.clear();
-            return usage(msg, err);
-        }
-        out.clear();
+    if let Err(code) = to_output(req.output.as_deref(), out, err) {
+        return code;
     }
     // `diff2test init` succeeds whenever it wrote its policy: what stops a
     // subset today is what the policy helps with.

@@ -24,6 +24,11 @@ use crate::ingest::record::{self, File, Log, Record, State, Status, TestRun, Tre
 use crate::ingest::strace::{self, Exit, Kind, Trace};
 use crate::paths;
 
+/// The strace options of the one documented command line (README, `record
+/// --help`, `init`'s header, the Action, the mutation suite and the tests spell
+/// it the same way: `tests/ci_config.rs` checks).
+pub const STRACE_OPTIONS: &str = "-f -y -s 4096 -e trace=%file,%process,getdents64,fchdir";
+
 /// What `diff2test record` was asked.
 #[derive(Debug, Clone)]
 pub struct RecordRequest {

@@ -45,3 +45,35 @@ fn the_workflow_installs_everything_ci_run_needs() {
         ".ci/run should use sudo -n when not root"
     );
 }
+
+/// Issue 36: the one strace command line is spelled the same wherever it is
+/// documented or run (README, the contract, `record --help`, init's header,
+/// the Action, the mutation suite, the floor measurement).
+#[test]
+fn the_strace_command_line_is_spelled_alike_everywhere() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let opts = diff2test::record::STRACE_OPTIONS;
+    let line = format!("strace {opts} -o");
+    for f in [
+        "README.md",
+        "SAFETY-CONTRACT.md",
+        "src/cli.rs",
+        "src/init.rs",
+        ".github/actions/diff2test/run.sh",
+        ".github/actions/diff2test/README.md",
+    ] {
+        let text = std::fs::read_to_string(root.join(f)).unwrap();
+        assert!(text.contains(&line), "{f} does not spell `{line}`");
+    }
+    let suite = std::fs::read_to_string(root.join("mutation-suite/run")).unwrap();
+    assert!(
+        suite.contains(&format!("strace {opts} \\\n")),
+        "mutation-suite/run"
+    );
+    let listed: Vec<String> = opts.split(' ').map(|a| format!("'{a}'")).collect();
+    let floor = std::fs::read_to_string(root.join("bench/floor.py")).unwrap();
+    assert!(
+        floor.contains(&listed.join(", ")),
+        "bench/floor.py does not list {listed:?}"
+    );
+}

@@ -815,17 +815,6 @@ pub fn run_suite(build: &Path, junit: &Path, generator: Generator) -> BTreeMap<S
     run_suite_traced(build, junit, generator, None)
 }
 
-/// README's strace command line, around ctest, writing `log`.
-pub const STRACE: &[&str] = &[
-    "-f",
-    "-y",
-    "-s",
-    "4096",
-    "-e",
-    "trace=%file,%process,getdents64,fchdir",
-    "-o",
-];
-
 /// [`run_suite`], under strace writing `log` when there is one.
 pub fn run_suite_traced(
     build: &Path,
@@ -836,7 +825,7 @@ pub fn run_suite_traced(
     let mut cmd = match log {
         Some(log) => {
             let mut c = Command::new("strace");
-            c.args(STRACE).arg(log).arg("ctest");
+            c.args(common::strace_args()).arg(log).arg("ctest");
             c
         }
         None => Command::new("ctest"),
@@ -5315,6 +5304,11 @@ fn init_policy_unedited_keeps_the_oracle_over_a_few_commits() {
         // With the record (and init's policy, which activates nothing).
         o.assert_oracle_may_be_vacuous();
         o.expect_exact_subset(&want);
+        // With the record and no policy at all: every scripted test (sh, python3,
+        // cmake -P) is mapped by what its recorded run ran and read.
+        let no_policy = o.rerun(&["--policy"], &[]);
+        no_policy.assert_oracle_may_be_vacuous();
+        no_policy.expect_exact_subset(&want);
         let policy = std::fs::read_to_string(o.ctx.root.join("diff2test.toml")).unwrap();
         assert!(
             policy.contains("\n# unreferenced_paths = \"skip\"\n")

@@ -13,16 +13,6 @@ use std::process::Command;
 
 use common::{run_bin, run_ok, Run};
 
-const STRACE: &[&str] = &[
-    "-f",
-    "-y",
-    "-s",
-    "4096",
-    "-e",
-    "trace=%file,%process,getdents64,fchdir",
-    "-o",
-];
-
 fn require() {
     common::require(
         "tests/record.rs",
@@ -118,7 +108,7 @@ impl Project {
         ));
         // ctest exits non-zero when a test fails or times out: a result, not an error.
         let out = Command::new("strace")
-            .args(STRACE)
+            .args(common::strace_args())
             .arg(&log)
             .args(["ctest", "-j", jobs, "--timeout", "30"])
             .current_dir(build)
@@ -336,10 +326,12 @@ fn a_test_cut_short_at_base_counts_as_unrecorded() {
 
     // A truncated log: the run whose end is cut off is not recorded either.
     let text = std::fs::read_to_string(&log).unwrap();
-    let exec = text
-        .find("data/1.txt\"]")
-        .expect("the log holds the execve of test reads");
-    let end = exec + text[exec..].find('\n').unwrap() + 1;
+    // After its open of the data file (the program sleeps before it: the spawn's
+    // return is in the log by then), before it ends.
+    let open = text
+        .find("data/1.txt\", O_RDONLY")
+        .expect("the log holds test reads' open of its data file");
+    let end = open + text[open..].find('\n').unwrap() + 1;
     let cut = p.root.join("cut.strace");
     std::fs::write(&cut, &text[..end]).unwrap();
     let (r, _) = p.record(&b, &cut);

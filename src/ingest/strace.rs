@@ -407,6 +407,13 @@ impl Replay<'_> {
             Some(a) if a.starts_with('/') => {
                 let a = paths::fold(&a);
                 if fd == "AT_FDCWD" {
+                    if self.cwd.is_none() {
+                        // Unknown until now (its spawn is not in the log): the
+                        // directory its earlier execs ran in, as no chdir moved it.
+                        for e in self.proc_.execs.iter_mut().filter(|e| e.cwd.is_none()) {
+                            e.cwd = Some(a.clone());
+                        }
+                    }
                     *self.cwd = Some(a.clone());
                 }
                 Some(a)
@@ -951,6 +958,41 @@ mod tests {
         let c = &t.processes[1];
         assert_eq!(c.execs[0].cwd.as_deref(), Some("/b/tests"));
         assert_eq!(c.accesses[1].path, "/b/tests/in.txt");
+    }
+
+    #[test]
+    fn strace_5_lines_without_a_cwd_annotation_resolve_by_the_tracked_directory() {
+        // strace 5.x: `AT_FDCWD` without `</dir>`; vfork; `-tt` timestamps; a failed exec
+        // of a PATH search before the one that runs.
+        let t = parse(concat!(
+            "10 09:00:00.000001 chdir(\"/b\") = 0\n",
+            "10 09:00:00.000002 vfork() = 11\n",
+            "11 09:00:00.000003 execve(\"/usr/local/bin/t\", [\"t\", \"x\"], 0x1 /* 2 vars */) = -1 ENOENT (No such file or directory)\n",
+            "11 09:00:00.000004 execve(\"/b/t\", [\"t\", \"x\"], 0x1 /* 2 vars */) = 0\n",
+            "11 09:00:00.000005 openat(AT_FDCWD, \"data/x\", O_RDONLY|O_CLOEXEC) = 3</b/data/x>\n",
+            "11 09:00:00.000006 newfstatat(AT_FDCWD, \"gone\", 0x7ffd, 0) = -1 ENOENT (No such file or directory)\n",
+            "11 09:00:00.000007 +++ exited with 0 +++\n",
+        ));
+        let c = &t.processes[1];
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(c.execs.len(), 2);
+        assert!(!c.execs[0].ok && c.execs[1].ok);
+        assert_eq!(c.execs[1].cwd.as_deref(), Some("/b"));
+        let got: Vec<(&str, Kind)> = c
+            .accesses
+            .iter()
+            .map(|a| (a.path.as_str(), a.kind))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("/usr/local/bin/t", Kind::Absent),
+                ("/b/t", Kind::Exec),
+                ("/b/data/x", Kind::Read),
+                ("/b/gone", Kind::Absent),
+            ]
+        );
+        assert_eq!(c.exit, Some(Exit::Code(0)));
     }
 
     #[test]

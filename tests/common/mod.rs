@@ -537,3 +537,11 @@ pub const FLAGS_PROJECT: &[(&str, &str)] = &[
     ("t_core.cpp", "int core();\nint main() { return core() == 1 ? 0 : 1; }\n"),
     ("other.cpp", "#include \"b.hpp\"\nint main() { return VALUE > 0 ? 0 : 1; }\n"),
 ];
+
+/// The documented strace command line's arguments up to `-o` (the log's path
+/// follows), from [`diff2test::record::STRACE_OPTIONS`].
+pub fn strace_args() -> Vec<&'static str> {
+    let mut v: Vec<&str> = diff2test::record::STRACE_OPTIONS.split(' ').collect();
+    v.push("-o");
+    v
+}
