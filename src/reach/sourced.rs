@@ -165,23 +165,45 @@ impl Holdings {
             .collect();
         direct.sort_unstable();
         direct.dedup();
-        let mut binaries = Vec::new();
+        let mut binaries: Vec<(String, Held)> = Vec::new();
         let mut gaps = Vec::new();
         let mut seen: FastSet<&str> = FastSet::default();
-        for t in graph.closure(&direct) {
-            for a in &model.targets[t].artifacts {
-                if !seen.insert(a.as_str()) {
+        let mut done: FastSet<usize> = FastSet::default();
+        // To a fixed point: a program another scanned binary names by its file
+        // name (it may run it: a helper beside itself) is scanned like the closure.
+        let mut roots = direct;
+        while !roots.is_empty() {
+            let before = binaries.len();
+            for t in graph.closure(&roots) {
+                if !done.insert(t) {
                     continue;
                 }
-                match runtime_bytes(a, max_bytes) {
-                    Ok(b) => binaries.push((a.clone(), held(&b, model.scope_root()))),
-                    Err(_) if std::fs::metadata(a).is_err() => {}
-                    Err(e) => gaps.push(Gap::new(
-                        Code::ChangeUnknown,
-                        format!("{a} cannot be read to see which names it holds: {e}"),
-                    )),
+                for a in &model.targets[t].artifacts {
+                    if !seen.insert(a.as_str()) {
+                        continue;
+                    }
+                    match runtime_bytes(a, max_bytes) {
+                        Ok(b) => binaries.push((a.clone(), held(&b, model.scope_root()))),
+                        Err(_) if std::fs::metadata(a).is_err() => {}
+                        Err(e) => gaps.push(Gap::new(
+                            Code::ChangeUnknown,
+                            format!("{a} cannot be read to see which names it holds: {e}"),
+                        )),
+                    }
                 }
             }
+            roots = (model.targets.iter().enumerate())
+                .filter(|(t, _)| !done.contains(t))
+                .filter(|(_, target)| {
+                    target.artifacts.iter().any(|a| {
+                        let name = a.rsplit('/').next().unwrap_or(a);
+                        binaries[before..]
+                            .iter()
+                            .any(|(_, h)| h.names.contains(name))
+                    })
+                })
+                .map(|(t, _)| t)
+                .collect();
         }
         binaries.sort_by(|a, b| a.0.cmp(&b.0));
         Holdings { binaries, gaps }
