@@ -118,10 +118,22 @@ pub fn apply(
         // `copy_directory` of `data/`), as a word of a CMake input or of a
         // file one names (the script an execute_process runs).
         let by_cmake = || {
-            rel.split('/')
-                .filter(|n| !n.is_empty() && *n != "..")
+            let in_scope = paths::relative_to(&c.abs, model.scope_root());
+            let name = in_scope.rsplit('/').next().unwrap_or(&in_scope);
+            if configure.holds_word(name) {
+                return Some(format!(
+                    "a CMake input holds its file name {name:?} (itself, or a file it names)"
+                ));
+            }
+            let dirs = in_scope.rsplit_once('/').map_or("", |(d, _)| d);
+            dirs.split('/')
+                .filter(|n| !n.is_empty())
                 .find(|n| configure.holds_word(n))
-                .map(|n| format!("a CMake input (or a file it names) holds {n:?}"))
+                .map(|n| {
+                    format!(
+                        "a CMake input (or a file it names) holds {n:?}, a directory holding it"
+                    )
+                })
         };
         // A plain-text file a test names (a manifest listing its cases
         // relative to itself) holding its file name.
