@@ -53,6 +53,12 @@ pub struct ConfigureReads {
     /// Every word (a run of file-name bytes) of the scanned CMake inputs:
     /// what configure may name (`unreferenced_paths`).
     words: FastSet<String>,
+    /// The scanned inputs and the roots, for [`ConfigureReads::holds_word`]'s
+    /// files named by path, read only when first asked (only
+    /// `unreferenced_paths` asks: a selection run without it pays nothing).
+    scanned: Vec<String>,
+    roots: [String; 3],
+    named_words: std::sync::OnceLock<FastSet<String>>,
 }
 
 impl ConfigureReads {
@@ -68,9 +74,14 @@ impl ConfigureReads {
         self.unresolved.as_deref()
     }
 
-    /// Whether a scanned CMake input holds `name` as a word.
+    /// Whether a scanned CMake input, or a source-tree file one names by
+    /// path (the script an `execute_process` runs), holds `name` as a word.
     pub fn holds_word(&self, name: &str) -> bool {
         self.words.contains(name)
+            || self
+                .named_words
+                .get_or_init(|| named_words(&self.scanned, &self.roots))
+                .contains(name)
     }
 
     /// Whether nothing was found.
@@ -97,9 +108,6 @@ pub fn scan(reader: &Reader, model: &Codemodel) -> ConfigureReads {
         let Ok(bytes) = reader.read(input) else {
             continue;
         };
-        let word_byte = |b: u8| {
-            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-' | b'~' | b'@' | b'#')
-        };
         for w in bytes.split(|&b| !word_byte(b)).filter(|w| !w.is_empty()) {
             let w = String::from_utf8_lossy(w);
             if !out.words.contains(w.as_ref()) {
@@ -108,24 +116,19 @@ pub fn scan(reader: &Reader, model: &Codemodel) -> ConfigureReads {
         }
         let text = String::from_utf8_lossy(&bytes);
         let dir = input.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-        // A source-tree file the input names by path (a script execute_process
-        // runs): its words are what configure may name too (issue 36).
-        for named in named_files(&text, dir, model) {
-            if let Ok(b) = reader.read(&named) {
-                for w in b.split(|&b| !word_byte(b)).filter(|w| !w.is_empty()) {
-                    let w = String::from_utf8_lossy(w);
-                    if !out.words.contains(w.as_ref()) {
-                        out.words.insert(w.into_owned());
-                    }
-                }
-            }
-        }
+        out.scanned.push(input.clone());
         let rel = paths::relative_to(input, &model.source_root);
         for (line, sub, arg) in file_calls(&text) {
             let site = format!("configure reads it: file({sub} {arg} …) at {rel}:{line}");
             resolve(&arg, dir, &text, &site, &mut out);
         }
     }
+    out.scanned.sort();
+    out.roots = [
+        model.source_root.clone(),
+        model.scope_root().to_owned(),
+        model.build_root.clone(),
+    ];
     out.exact.sort();
     out.exact.dedup_by(|a, b| a.0 == b.0);
     out.tails.sort();
@@ -133,39 +136,59 @@ pub fn scan(reader: &Reader, model: &Codemodel) -> ConfigureReads {
     out
 }
 
-/// The regular source-tree files (not CMake inputs, outside the build tree)
-/// that a CMake input's text names by a path: relative to its directory, or
-/// under `${CMAKE_CURRENT_SOURCE_DIR}`, `${CMAKE_CURRENT_LIST_DIR}`,
-/// `${CMAKE_SOURCE_DIR}` or `${PROJECT_SOURCE_DIR}`.
-fn named_files(text: &str, dir: &str, model: &Codemodel) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+/// The words of every regular source-tree file (not a scanned CMake input,
+/// outside the build tree, at most 1 MiB) that a scanned input names by a
+/// path: relative to its directory, or under `${CMAKE_CURRENT_SOURCE_DIR}`,
+/// `${CMAKE_CURRENT_LIST_DIR}`, `${CMAKE_SOURCE_DIR}` or `${PROJECT_SOURCE_DIR}`.
+fn named_words(
+    scanned: &[String],
+    [source_root, scope_root, build_root]: &[String; 3],
+) -> FastSet<String> {
+    let mut words = FastSet::default();
+    let mut seen: FastSet<String> = FastSet::default();
     let sep = |c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')' | ';');
-    for tok in text
-        .split(sep)
-        .filter(|t| t.contains('/') || t.contains('.'))
-    {
-        let p = tok
-            .replace("${CMAKE_CURRENT_SOURCE_DIR}", dir)
-            .replace("${CMAKE_CURRENT_LIST_DIR}", dir)
-            .replace("${CMAKE_SOURCE_DIR}", &model.source_root)
-            .replace("${PROJECT_SOURCE_DIR}", &model.source_root);
-        if p.contains('$') || p.contains('<') || p.is_empty() {
+    for input in scanned {
+        let Ok(text) = std::fs::read_to_string(input) else {
             continue;
-        }
-        let abs = paths::join_fold(dir, &p);
-        let is_input = (model.cmake_inputs.as_deref()).is_some_and(|i| i.contains(&abs));
-        if is_input
-            || !paths::is_within(&abs, model.scope_root())
-            || paths::is_within(&abs, &model.build_root)
-            || out.contains(&abs)
+        };
+        let dir = input.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        for tok in text
+            .split(sep)
+            .filter(|t| t.contains('/') || t.contains('.'))
         {
-            continue;
-        }
-        if std::fs::metadata(&abs).is_ok_and(|m| m.is_file()) {
-            out.push(abs);
+            let p = tok
+                .replace("${CMAKE_CURRENT_SOURCE_DIR}", dir)
+                .replace("${CMAKE_CURRENT_LIST_DIR}", dir)
+                .replace("${CMAKE_SOURCE_DIR}", source_root)
+                .replace("${PROJECT_SOURCE_DIR}", source_root);
+            if p.contains('$') || p.contains('<') || p.is_empty() {
+                continue;
+            }
+            let abs = paths::join_fold(dir, &p);
+            if scanned.binary_search(&abs).is_ok()
+                || !paths::is_within(&abs, scope_root)
+                || paths::is_within(&abs, build_root)
+                || !seen.insert(abs.clone())
+            {
+                continue;
+            }
+            match std::fs::metadata(&abs) {
+                Ok(m) if m.is_file() && m.len() <= 1 << 20 => {}
+                _ => continue,
+            }
+            if let Ok(b) = std::fs::read(&abs) {
+                for w in b.split(|&b| !word_byte(b)).filter(|w| !w.is_empty()) {
+                    words.insert(String::from_utf8_lossy(w).into_owned());
+                }
+            }
         }
     }
-    out
+    words
+}
+
+/// A byte of a file name (what a word is made of).
+fn word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-' | b'~' | b'@' | b'#')
 }
 
 fn resolve(arg: &str, dir: &str, text: &str, site: &str, out: &mut ConfigureReads) {
