@@ -64,19 +64,22 @@ fn a_python_helper_module_the_script_imports_is_read_by_its_test() {
     let cmake = format!(
         "{PROLOGUE}add_test(NAME py_cli COMMAND python3 ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/test_cli.py)\n{BYSTANDER}"
     );
-    let o = Scenario::new("r36-python-helper")
-        .file("CMakeLists.txt", &cmake)
-        .file("other.cpp", OTHER)
-        .file(
-            "tests/test_cli.py",
-            "import sys\nfrom clitest import run\nsys.exit(0 if run() == 1 else 1)\n",
-        )
-        .file("tests/clitest.py", "def run():\n    return 1\n")
-        .recorded()
-        .after_base_build(init_policy)
-        .edit("tests/clitest.py", "def run():\n    return 2\n")
-        .run();
-    check(&o, "py_cli");
+    both(|g| {
+        let o = Scenario::new(&format!("r36-python-helper-{g:?}"))
+            .generator(g)
+            .file("CMakeLists.txt", &cmake)
+            .file("other.cpp", OTHER)
+            .file(
+                "tests/test_cli.py",
+                "import sys\nfrom clitest import run\nsys.exit(0 if run() == 1 else 1)\n",
+            )
+            .file("tests/clitest.py", "def run():\n    return 1\n")
+            .recorded()
+            .after_base_build(init_policy)
+            .edit("tests/clitest.py", "def run():\n    return 2\n")
+            .run();
+        check(&o, "py_cli");
+    });
 }
 
 /// 2. A tested program runs a helper program from its own directory, and the
@@ -131,7 +134,9 @@ fn a_data_template_does_not_cross_into_another_suites_directory() {
         "{PROLOGUE}add_test(NAME re COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/cmp.sh re)\n\
          add_test(NAME regress_suite COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/suite.sh)\n{BYSTANDER}"
     );
-    let o = Scenario::new("r36-data-template")
+    both(|g| {
+        let o = Scenario::new(&format!("r36-data-template-{g:?}"))
+        .generator(g)
         .file("CMakeLists.txt", &cmake)
         .file("other.cpp", OTHER)
         .file(
@@ -148,8 +153,8 @@ fn a_data_template_does_not_cross_into_another_suites_directory() {
         .after_base_build(init_policy)
         .edit("tests/regress/case1.expected", "bad\n")
         .run();
-    check(&o, "regress_suite");
-    let templated = o.rerun(
+        check(&o, "regress_suite");
+        let templated = o.rerun(
         &["--record"],
         &[
             "--policy".into(),
@@ -159,7 +164,8 @@ fn a_data_template_does_not_cross_into_another_suites_directory() {
             ),
         ],
     );
-    templated.assert_oracle();
+        templated.assert_oracle();
+    });
 }
 
 fn write_policy(o: &Outcome, text: &str) -> String {
@@ -176,23 +182,26 @@ fn a_script_climbing_from_its_directory_to_its_data() {
         "{PROLOGUE}add_executable(prog prog.cpp)\n\
          add_test(NAME climb COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/tests/sub/run.sh $<TARGET_FILE:prog> case1)\n{BYSTANDER}"
     );
-    let o = Scenario::new("r36-climb")
-        .file("CMakeLists.txt", &cmake)
-        .file(
-            "prog.cpp",
-            "#include <cstdio>\nint main() { std::puts(\"out-1\"); }\n",
-        )
-        .file(
-            "tests/sub/run.sh",
-            "#!/bin/sh\n\"$1\" | cmp -s - \"$(dirname \"$0\")/../../testdata/$2.out\"\n",
-        )
-        .file("testdata/case1.out", "out-1\n")
-        .file("other.cpp", OTHER)
-        .recorded()
-        .after_base_build(init_policy)
-        .edit("testdata/case1.out", "out-2\n")
-        .run();
-    check(&o, "climb");
+    both(|g| {
+        let o = Scenario::new(&format!("r36-climb-{g:?}"))
+            .generator(g)
+            .file("CMakeLists.txt", &cmake)
+            .file(
+                "prog.cpp",
+                "#include <cstdio>\nint main() { std::puts(\"out-1\"); }\n",
+            )
+            .file(
+                "tests/sub/run.sh",
+                "#!/bin/sh\n\"$1\" | cmp -s - \"$(dirname \"$0\")/../../testdata/$2.out\"\n",
+            )
+            .file("testdata/case1.out", "out-1\n")
+            .file("other.cpp", OTHER)
+            .recorded()
+            .after_base_build(init_policy)
+            .edit("testdata/case1.out", "out-2\n")
+            .run();
+        check(&o, "climb");
+    });
 }
 
 /// 5. A test is given a manifest (`tests/corpus.list`) that lists its cases
@@ -214,18 +223,21 @@ fn a_manifest_listing_cases_relative_to_itself() {
            }\n\
            return 0;\n\
          }\n";
-    let o = Scenario::new("r36-manifest")
-        .file("CMakeLists.txt", &cmake)
-        .file("corpus.cpp", corpus)
-        .file("tests/corpus.list", "cases/a.txt\ncases/b.txt\n")
-        .file("tests/cases/a.txt", "valid\n")
-        .file("tests/cases/b.txt", "valid\n")
-        .file("other.cpp", OTHER)
-        .recorded()
-        .after_base_build(init_policy)
-        .edit("tests/cases/b.txt", "invalid\n")
-        .run();
-    check(&o, "corpus");
+    both(|g| {
+        let o = Scenario::new(&format!("r36-manifest-{g:?}"))
+            .generator(g)
+            .file("CMakeLists.txt", &cmake)
+            .file("corpus.cpp", corpus)
+            .file("tests/corpus.list", "cases/a.txt\ncases/b.txt\n")
+            .file("tests/cases/a.txt", "valid\n")
+            .file("tests/cases/b.txt", "valid\n")
+            .file("other.cpp", OTHER)
+            .recorded()
+            .after_base_build(init_policy)
+            .edit("tests/cases/b.txt", "invalid\n")
+            .run();
+        check(&o, "corpus");
+    });
 }
 
 /// 6. A `POST_BUILD` `copy_directory` puts a data directory beside a program
