@@ -864,6 +864,14 @@ fn clip(s: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A process's accesses as (path, kind).
+    fn kinds(p: &Process) -> Vec<(&str, Kind)> {
+        p.accesses
+            .iter()
+            .map(|a| (a.path.as_str(), a.kind))
+            .collect()
+    }
+
     const LOG: &str = r#"5356  execve("/usr/bin/ctest", ["ctest", "-j2"], 0x7ffe33190090 /* 35 vars */) = 0
 5356  chdir("/tmp/st/build")            = 0
 5356  clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7ff811764710) = 5357
@@ -904,13 +912,8 @@ mod tests {
         let p8 = &t.processes[2];
         assert_eq!(p8.parent, Some(0), "{:?}", p8);
         assert!(p8.problems.is_empty(), "{:?}", p8.problems);
-        let got: Vec<(&str, Kind)> = p8
-            .accesses
-            .iter()
-            .map(|a| (a.path.as_str(), a.kind))
-            .collect();
         assert_eq!(
-            got,
+            kinds(p8),
             vec![
                 ("/tmp/st/build/rel/x.txt", Kind::Absent),
                 ("/tmp/st/build/sub/y", Kind::Stat),
@@ -978,13 +981,8 @@ mod tests {
         assert_eq!(c.execs.len(), 2);
         assert!(!c.execs[0].ok && c.execs[1].ok);
         assert_eq!(c.execs[1].cwd.as_deref(), Some("/b"));
-        let got: Vec<(&str, Kind)> = c
-            .accesses
-            .iter()
-            .map(|a| (a.path.as_str(), a.kind))
-            .collect();
         assert_eq!(
-            got,
+            kinds(c),
             vec![
                 ("/usr/local/bin/t", Kind::Absent),
                 ("/b/t", Kind::Exec),
