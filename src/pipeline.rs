@@ -118,7 +118,8 @@ fn analyse_evidence(
                 &req.ctest_json,
                 &req.build_dir,
                 max_tests,
-                fingerprints,
+                // The document is kept for a snapshot's and a record's entry fingerprints.
+                fingerprints || req.record.is_some(),
             )
         })
     };
@@ -471,7 +472,7 @@ fn audit_record(
     let (Some(path), Some(cat)) = (&req.record, cat) else {
         return Vec::new();
     };
-    let bytes = std::fs::read(&req.ctest_json).unwrap_or_default();
+    let empty = serde_json::Value::Null;
     let top = paths::repo_root_above(&req.source_dir).unwrap_or_else(|| req.source_dir.clone());
     let changed_abs: Vec<String> = (req.changed.iter())
         .map(|c| paths::join_fold(&top, &c.to_string_lossy()))
@@ -480,7 +481,7 @@ fn audit_record(
         path,
         source_dir: &req.source_dir,
         build_dir: &req.build_dir,
-        catalogue_json: &bytes,
+        catalogue_json: cat.json.as_ref().unwrap_or(&empty),
         catalogue: cat,
         base_commit: req.base_commit.as_deref(),
         changed_abs: &changed_abs,

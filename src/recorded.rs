@@ -70,8 +70,8 @@ pub struct Input<'a> {
     pub source_dir: &'a str,
     /// `--build-dir`.
     pub build_dir: &'a str,
-    /// The catalogue's bytes (`ctest --show-only=json-v1`).
-    pub catalogue_json: &'a [u8],
+    /// The catalogue document as parsed (`ctest --show-only=json-v1`).
+    pub catalogue_json: &'a serde_json::Value,
     /// The catalogue.
     pub catalogue: &'a Catalogue,
     /// The commit the change set starts from, when there is one.
@@ -187,8 +187,9 @@ pub fn audit(input: &Input<'_>) -> Audit {
     }
     // Which tests it covers.
     let mut notes = Vec::new();
-    let json: serde_json::Value = serde_json::from_slice(input.catalogue_json).unwrap_or_default();
-    let entries: HashMap<String, String> = record::entry_fingerprints(&json).into_iter().collect();
+    let entries: HashMap<String, String> = record::entry_fingerprints(input.catalogue_json)
+        .into_iter()
+        .collect();
     let by_name: HashMap<&str, usize> = (rec.tests.iter().enumerate())
         .map(|(i, t)| (t.name.as_str(), i))
         .collect();
