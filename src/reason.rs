@@ -210,7 +210,7 @@ impl Code {
             DepsLogMissing => "add BUILD/.ninja_deps to the dependency list (absolute path)",
             ChangeUnknown => "declare a [[boundary]] (no build step or test reads it) or a [[data]] rule for such paths, if that is true",
             ChangeDeleted => "nothing to fix: a deleted path cannot be mapped (declare a [[boundary]] if no build step or test read it)",
-            ChangeBuildConfig => "nothing to fix: a CMake edit can change any test (run the full suite)",
+            ChangeBuildConfig => "pass the base commit's `diff2test snapshot` as --base-snapshot: CMake edits and files configure reads are then decided by what each test's build description holds (without it, the full suite)",
             ChangeExternalResource => "nothing to fix: a dependency manifest or preset changed (run the full suite)",
             ChangeNotUtf8 => "rename the path to valid UTF-8",
             PathEscapesRoot => "pass changed paths inside --source-dir or the repository holding it (relative to --source-dir, or absolute)",

@@ -30,6 +30,8 @@
 mod common;
 #[path = "oracle_record/scenarios.rs"]
 mod record_scenarios;
+#[path = "oracle_configure/scenarios.rs"]
+mod configure_scenarios;
 
 use common::{cxx_compiler_id, scratch_dir, Run};
 use std::cell::RefCell;

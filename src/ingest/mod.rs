@@ -8,6 +8,8 @@ pub mod aliases;
 pub mod autogen;
 pub mod build;
 pub mod build_commands;
+pub mod cmake_cache;
+pub mod cmake_script;
 pub mod configure_reads;
 pub mod coverage;
 pub mod ctest;

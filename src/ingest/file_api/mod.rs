@@ -407,6 +407,11 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         },
     }
 
+    // cache-v2 (optional): read only when a configure read needs a variable.
+    let cache_reply = match find_object(&index, "cache", 2) {
+        Ok(Some(f)) => Some(format!("{reply_dir}/{f}")),
+        _ => None,
+    };
     let object_dirs = targets
         .iter()
         .enumerate()
@@ -440,6 +445,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         targets,
         generated_files,
         cmake_inputs,
+        cache_reply,
         config_globs,
         files_read: ctx.files_read,
         implicit_includes,

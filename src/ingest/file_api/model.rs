@@ -170,6 +170,9 @@ pub struct Codemodel {
     /// Non-generated CMake inputs from cmakeFiles-v1 (absolute folded), plus the
     /// compilers named by toolchains-v1; `None` when cmakeFiles-v1 is absent.
     pub cmake_inputs: Option<Vec<String>>,
+    /// The cache-v2 reply file the index names (absolute), when the build
+    /// queried it: see [`crate::ingest::cmake_cache`].
+    pub cache_reply: Option<String>,
     /// The `file(GLOB[_RECURSE] … CONFIGURE_DEPENDS …)` calls of the configure
     /// (cmakeFiles 1.1 `globsDependent`, CMake 3.30+; empty before). A path
     /// such a glob would list is a build-configuration input: see
