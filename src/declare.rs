@@ -62,6 +62,20 @@ pub fn computes_a_name(path: &str) -> bool {
     text.contains("-\" +") || text.contains("_\" +") || text.contains("-{") || text.contains("_{")
 }
 
+/// Whether a script among `files` that `test` runs (not a data file its
+/// command line passes, such as a text to compress) computes a name.
+pub fn runs_a_computed_name(
+    lookup: &Lookup<'_, '_>,
+    test: &crate::ingest::ctest::Test,
+    files: &[String],
+) -> bool {
+    let data = lookup.command_data_files(test);
+    files
+        .iter()
+        .filter(|f| data.binary_search(f).is_err())
+        .any(|f| computes_a_name(f))
+}
+
 /// The assumption `scripts = "scan"` rests on.
 pub const SCAN_WHY: &str = "scripts = \"scan\": the scripts run only what they name";
 
@@ -129,7 +143,7 @@ pub fn map_scripts(
         if scan && declared.kind == "scripts" && files.is_empty() {
             continue; // it runs no source-tree script: not a scripted test
         }
-        if declared.kind == "scripts" && files.iter().any(|f| computes_a_name(f)) {
+        if declared.kind == "scripts" && runs_a_computed_name(lookup, test, &files) {
             // It also runs what it computes (`"$dir/calc-$1"`): the scan cannot
             // say what that is, so it maps nothing (a [[script]] rule may).
             continue;
@@ -165,10 +179,28 @@ pub fn map_scripts(
     Ok((uses, scripts))
 }
 
+/// What [`apply`] decided.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// Tests selected by data rules and script files.
+    pub forced: Vec<Forced>,
+    /// The declarations used.
+    pub uses: Vec<Use>,
+    /// `POLICY_BOUNDARY_CONTRADICTED`: a changed path under a boundary the
+    /// evidence contradicts (the boundary is not applied to it).
+    pub gaps: Vec<crate::reason::Gap>,
+    /// A boundary the evidence contradicts that no changed path falls
+    /// under: said, and not applied.
+    pub notes: Vec<String>,
+}
+
 /// Applies command-line evidence, boundaries, data rules and script files
-/// to the classified changed paths. Returns the tests selected by data rules
-/// and script files, and the declarations used; a boundary that a piece of
-/// evidence contradicts is a usage error.
+/// to the classified changed paths. A boundary that a piece of evidence
+/// contradicts (it covers a CMake input, a path a test names, or a changed
+/// path that is evidence) is not applied: a changed path under it keeps
+/// its own reasons and adds `POLICY_BOUNDARY_CONTRADICTED` naming the rule
+/// (the policy loaded; what the evidence says now cannot make it a usage
+/// error on a later change).
 #[allow(clippy::too_many_arguments)]
 pub fn apply(
     changed: &mut [Changed],
@@ -177,9 +209,9 @@ pub fn apply(
     catalogue: &Catalogue,
     reaches: &[TestReach],
     scripts: &[Vec<String>],
-) -> Result<(Vec<Forced>, Vec<Use>), String> {
-    let mut forced = Vec::new();
-    let mut uses = Vec::new();
+) -> Applied {
+    let mut out = Applied::default();
+    let (forced, uses) = (&mut out.forced, &mut out.uses);
     let rel = |p: &str| {
         if paths::is_within(p, &model.build_root) {
             paths::relative_to(p, &model.source_root)
@@ -187,39 +219,8 @@ pub fn apply(
             model.display_path(p)
         }
     };
-    // Global checks: a boundary must not cover a CMake input or a path a test names.
-    for (bi, b) in policy.boundaries.iter().enumerate() {
-        for input in model.cmake_inputs.iter().flatten() {
-            if paths::is_within(input, model.scope_root()) {
-                if let Some(g) = b
-                    .paths
-                    .iter()
-                    .find(|g| crate::policy::glob_match(g, &rel(input)))
-                {
-                    return Err(format!(
-                        "policy [[boundary]] {} ({g:?}) covers {}, which is a CMake input: a boundary may only name paths no build step or test reads",
-                        bi + 1,
-                        rel(input)
-                    ));
-                }
-            }
-        }
-        for (test, r) in catalogue.tests.iter().zip(reaches) {
-            for n in r.source.iter().chain(scripts.iter().flatten()) {
-                let rn = rel(n);
-                if rn.is_empty() {
-                    continue; // the source root itself: checked per changed path
-                }
-                if let Some(g) = b.paths.iter().find(|g| crate::policy::glob_match(g, &rn)) {
-                    return Err(format!(
-                        "policy [[boundary]] {} ({g:?}) covers {rn}, which test {:?} names: a boundary may only name paths no build step or test reads",
-                        bi + 1,
-                        test.name
-                    ));
-                }
-            }
-        }
-    }
+    let contradicted = contradicted_boundaries(policy, model, catalogue, reaches, scripts, &rel);
+    let mut under_contradicted = vec![false; policy.boundaries.len()];
     // Files named on compile and link commands.
     let mut by_cmdline: std::collections::HashMap<&str, Vec<usize>> = Default::default();
     for (i, t) in model.targets.iter().enumerate() {
@@ -271,11 +272,19 @@ pub fn apply(
                         .then(|| format!("a path test {:?} names", t.name))
                 })
             });
-            if let Some(what) = contradiction {
-                return Err(format!(
-                    "policy [[boundary]] {} ({:?}) covers {}, which is {what}: a boundary may only name paths no build step or test reads",
-                    d.rule, d.matched, c.display
+            let why = contradiction
+                .map(|what| format!("{}, which is {what}", c.display))
+                .or_else(|| contradicted[d.rule - 1].clone());
+            if let Some(why) = why {
+                under_contradicted[d.rule - 1] = true;
+                out.gaps.push(crate::reason::Gap::new(
+                    Code::PolicyBoundaryContradicted,
+                    format!(
+                        "{}: policy [[boundary]] {} ({:?}) is not applied: it covers {why}; a boundary may only name paths no build step or test reads",
+                        c.display, d.rule, d.matched
+                    ),
                 ));
+                continue;
             }
             if open(c) {
                 c.gap = None;
@@ -377,7 +386,53 @@ pub fn apply(
     }
     uses.sort();
     uses.dedup();
-    Ok((forced, uses))
+    for (i, why) in contradicted.iter().enumerate() {
+        if let (Some(why), false) = (why, under_contradicted[i]) {
+            out.notes.push(format!(
+                "POLICY_BOUNDARY_CONTRADICTED: policy [[boundary]] {} covers {why}: it is not applied (no changed path falls under it)",
+                i + 1
+            ));
+        }
+    }
+    out
+}
+
+/// For each boundary, what the evidence shows it covers that a build step
+/// or a test reads (a CMake input, a path a test names or runs), if any.
+fn contradicted_boundaries(
+    policy: &Policy,
+    model: &Codemodel,
+    catalogue: &Catalogue,
+    reaches: &[TestReach],
+    scripts: &[Vec<String>],
+    rel: &dyn Fn(&str) -> String,
+) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    for b in &policy.boundaries {
+        let covers = |p: &str| b.paths.iter().find(|g| crate::policy::glob_match(g, p));
+        let input = (model.cmake_inputs.iter().flatten())
+            .filter(|i| paths::is_within(i, model.scope_root()))
+            .find_map(|i| {
+                covers(&rel(i)).map(|g| format!("{} ({g:?}), which is a CMake input", rel(i)))
+            });
+        let named = || {
+            catalogue.tests.iter().zip(reaches).find_map(|(test, r)| {
+                r.source
+                    .iter()
+                    .chain(scripts.iter().flatten())
+                    .find_map(|n| {
+                        let rn = rel(n);
+                        // The source root itself: checked per changed path.
+                        (!rn.is_empty())
+                            .then(|| covers(&rn))
+                            .flatten()
+                            .map(|g| format!("{rn} ({g:?}), which test {:?} names", test.name))
+                    })
+            })
+        };
+        out.push(input.or_else(named));
+    }
+    out
 }
 
 /// The declaration that would have avoided a fallback reason, when one

@@ -298,11 +298,10 @@ fn reach_and_changes(
         &ev.reaches,
         &scripts,
     );
-    let Some((declared, uses)) = a.usage_or(declared) else {
-        return false;
-    };
-    ev.forced.extend(declared);
-    a.declarations.extend(uses);
+    ev.forced.extend(declared.forced);
+    a.declarations.extend(declared.uses);
+    d.extend(declared.gaps);
+    a.notes.extend(declared.notes);
     let (uses, gaps) = crate::unreferenced::apply(
         &mut a.changed,
         &a.policy,
@@ -420,6 +419,10 @@ fn walk_and_decide(
     let selected: Vec<String> = (impact.selected.iter())
         .map(|&i| cat.tests[i].name.clone())
         .collect();
+    // A snapshot fingerprints every test whatever changes later: its gaps stay.
+    if req.changed.is_empty() && !req.snapshot {
+        d.nothing_changed();
+    }
     a.outcome = d.finish(all, selected, impact.chains, sel.forced);
     a.verdicts = if req.needs_verdicts() {
         verdicts(&a.outcome, cat, &graph, &mappings, &deps, model)

@@ -159,6 +159,8 @@ codes! {
         "a policy rule requires a label that no registered test carries (insufficient coverage)";
     PolicyTestUnknown => "POLICY_TEST_UNKNOWN", FullSuite,
         "a policy always_run entry names a test that is not registered";
+    PolicyBoundaryContradicted => "POLICY_BOUNDARY_CONTRADICTED", FullSuite,
+        "a changed path falls under a policy [[boundary]] that the evidence contradicts (it covers a CMake input, a path a test names, or this path's own evidence), so the boundary is not applied";
     // --- limits and internals ---
     LimitExceeded => "LIMIT_EXCEEDED", FullSuite,
         "an input exceeded a configured size limit, so the analysis cannot safely finish";
@@ -219,6 +221,7 @@ impl Code {
             PrereqNotVersioned => "track the file in git, or pass the change set explicitly (--changed/--changed-from)",
             PolicyLabelUncovered => "label at least one test with the required label, or fix the policy rule",
             PolicyTestUnknown => "fix the test name in always_run.tests",
+            PolicyBoundaryContradicted => "narrow or remove the [[boundary]] the reason names: it covers a path the evidence shows a build step or a test reads",
             LimitExceeded => "raise the limit named in the reason if the input is genuine",
             SnapshotInvalid => "pass the file `diff2test snapshot` wrote for the base commit's build (diff2test.snapshot.v1)",
             SnapshotMismatch => "make the base snapshot from the --base commit, with the same generator, configuration, build layout and diff2test version",
@@ -256,6 +259,7 @@ impl Code {
             | LimitExceeded
             | PolicyLabelUncovered
             | PolicyTestUnknown
+            | PolicyBoundaryContradicted
             | SnapshotInvalid
             | SnapshotMismatch => 0,
             FileApiIndexAmbiguous
