@@ -404,6 +404,39 @@ fn request_of(s: EvidenceArgs, policy: Option<Utf8PathBuf>, init: bool) -> Resul
     })))
 }
 
+/// A relative path of an explicit list that exists nowhere it is taken
+/// from (the repository's top when the source dir lies below it, else the
+/// source dir) but exists relative to the working directory, a
+/// subdirectory of that: the user ran from a subdirectory. Taken as it is, it would be a deleted file (the
+/// whole suite, run for a typo): a usage error naming what was meant.
+fn relative_to_elsewhere(changed: &[OsString], source_dir: &str) -> Result<(), String> {
+    let base = paths::repo_root_above(source_dir).unwrap_or_else(|| source_dir.to_owned());
+    let Some(cwd) = paths::current_dir() else {
+        return Ok(());
+    };
+    // Only from a subdirectory of where paths are taken from.
+    if cwd == base || !paths::is_within(&cwd, &base) {
+        return Ok(());
+    }
+    for p in changed.iter().filter_map(|p| p.to_str()) {
+        if p.starts_with('/') || p.is_empty() {
+            continue;
+        }
+        let exists = |root: &str| std::fs::symlink_metadata(paths::join_fold(root, p)).is_ok();
+        if exists(&base) || !exists(&cwd) {
+            continue;
+        }
+        let meant = paths::join_fold(&cwd, p);
+        let from_base = paths::strip_root(&meant, &base)
+            .map(|r| format!(" (did you mean {r}?)"))
+            .unwrap_or_default();
+        return Err(format!(
+            "--changed {p}: no such path relative to {base}, where relative paths are taken from, but {meant} exists{from_base}: pass paths relative to {base}, or absolute"
+        ));
+    }
+    Ok(())
+}
+
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     let bad = || format!("--shard {s:?}: expected K/N with 1 <= K <= N (e.g. 2/4)");
     let (k, n) = s.split_once('/').ok_or_else(bad)?;
@@ -501,6 +534,24 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
     }
     if args.get(1).is_some_and(|a| a == "record") {
         return parse_record(args);
+    }
+    // A mistyped subcommand (`diff2test inti`): a selection run takes no
+    // positional argument, so a bare word near a subcommand's name is one.
+    if let Some(word) = args
+        .get(1)
+        .and_then(|a| a.to_str())
+        .filter(|a| !a.starts_with('-'))
+    {
+        let subcommands = ["init", "snapshot", "record", "completions", "man"];
+        // A swap of two letters is two edits: allow two for these short names.
+        let near = |c: &&&str| paths::edit_distance(word, c) <= 2 && word.len() >= 3;
+        if let Some(meant) = paths::did_you_mean(word, subcommands)
+            .or_else(|| subcommands.iter().find(near).copied())
+        {
+            return Err(format!(
+                "unknown subcommand {word:?} (did you mean {meant:?}?); see diff2test --help"
+            ));
+        }
     }
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
@@ -624,6 +675,9 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
             ));
         }
         changed.extend(split_changed(bytes, cli.null));
+    }
+    if cli.base.is_none() {
+        relative_to_elsewhere(&changed, &source_dir)?;
     }
     let output = cli
         .output

@@ -159,6 +159,13 @@ impl Decision {
         self.gaps.extend(gaps);
     }
 
+    /// With nothing changed, what stands between one test and a change
+    /// (a test the model cannot map, a generated source, a run-time load:
+    /// [`Code::rank`] 3) affects no test: only the evidence's own gaps stay.
+    pub fn nothing_changed(&mut self) {
+        self.gaps.retain(|g| g.code.rank() < 3);
+    }
+
     /// Final decision. `all` is `None` when the catalogue could not be read.
     /// `forced` tests join the selection with their own reasons.
     pub fn finish(

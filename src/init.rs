@@ -84,6 +84,9 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
     // 1. Top-level paths no evidence references. The binaries looked at are
     // those of the tests as the suggested modes map them: a scripted test's
     // scanned targets, or the target named like it (the template below).
+    // The files scripted tests run and name (their scripts, followed as the
+    // scan follows them): referenced, by that test.
+    let run_files: std::cell::RefCell<Vec<(String, String)>> = Default::default();
     let suggested: Vec<TestMapping> = i
         .catalogue
         .tests
@@ -91,7 +94,9 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         .zip(i.mappings)
         .map(|(test, m)| match m {
             TestMapping::Unmapped(g) if g.code == Code::TestCommandUnmapped => {
-                let (found, _) = i.lookup.script_targets(test);
+                let (found, files) = i.lookup.script_targets(test);
+                let mut r = run_files.borrow_mut();
+                r.extend(files.into_iter().map(|f| (f, test.name.clone())));
                 let direct = if found.is_empty() {
                     model
                         .targets
@@ -112,6 +117,8 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         })
         .collect();
     let holdings = Holdings::scan(i.graph, &suggested, i.max_bytes);
+    let mut run_files = run_files.into_inner();
+    run_files.sort();
     // The source tree's top-level entries, then, for a project in a
     // subdirectory of its repository, those of each directory up to the
     // repository's top (`../web`), except the one holding the project.
@@ -151,7 +158,11 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         if paths::is_within(build, &abs) || paths::is_within(&abs, build) {
             continue; // the build tree
         }
-        match reference(i, &holdings, &abs) {
+        let by_test = run_files
+            .iter()
+            .find(|(f, _)| f == &abs || paths::is_within(f, &abs))
+            .map(|(f, t)| format!("test {t:?} runs or names {}", rel(f)));
+        match reference(i, &holdings, &abs).or(by_test) {
             Some(why) => referenced.push((name.clone(), *is_dir, why)),
             None => match holdings.holding_source_dir(&abs, build, src) {
                 Some(why) => below_source.push((name.clone(), *is_dir, why)),
@@ -227,6 +238,7 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
     // 2. Tests the evidence cannot map.
     let mut scannable = Vec::new();
     let mut computed = Vec::new();
+    let mut named_but_computed = Vec::new();
     let mut other = Vec::new();
     for (test, m) in i.catalogue.tests.iter().zip(i.mappings) {
         let TestMapping::Unmapped(gap) = m else {
@@ -236,12 +248,19 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
             other.push((test.name.clone(), gap.code.as_str()));
             continue;
         }
-        let (found, files) = i.lookup.script_targets(test);
-        let files: Vec<String> = files.iter().map(|f| rel(f)).collect();
+        let (found, abs_files) = i.lookup.script_targets(test);
+        let files: Vec<String> = abs_files.iter().map(|f| rel(f)).collect();
         if files.is_empty() {
             other.push((test.name.clone(), gap.code.as_str()));
         } else if found.is_empty() {
             computed.push((test.name.clone(), files));
+        } else if crate::declare::runs_a_computed_name(i.lookup, test, &abs_files) {
+            // The scan refuses it; a rule that takes what it names may not.
+            let names: Vec<&str> = found
+                .iter()
+                .map(|&t| model.targets[t].name.as_str())
+                .collect();
+            named_but_computed.push((test.name.clone(), files, names.join(", ")));
         } else {
             let names: Vec<&str> = found
                 .iter()
@@ -270,23 +289,56 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         }
         let _ = writeln!(t, "# scripts = \"scan\"\n");
     }
-    if !computed.is_empty() {
+    if !named_but_computed.is_empty() {
         let _ = writeln!(
             t,
-            "# These run scripts that name no artifact (they compute what they run): declare it.\n\
-             # A template names the target like the test: targets = [\"{{test}}\"]."
+            "# These run scripts that also compute a name (the scan maps nothing for them); what they\n\
+             # and their command lines name is listed. If that is all they run, the rule below says so:"
+        );
+        for (n, files, targets) in &named_but_computed {
+            let _ = writeln!(t, "#   {n}: {} -> {targets}", files.join(", "));
+        }
+        let tests: Vec<String> = named_but_computed.iter().map(|(n, _, _)| q(n)).collect();
+        let _ = writeln!(
+            t,
+            "# (see the [[script]] rule with targets_from_script below)\n"
+        );
+        let _ = writeln!(
+            tables,
+            "# For the scripts that also compute a name (review: true only if they run nothing else):\n\
+             # [[script]]\n# tests = [{}]\n# targets_from_script = true\n# why = \"each script runs only what it and its command line name\"\n",
+            tests.join(", ")
+        );
+    }
+    if !computed.is_empty() {
+        // A template is suggested only where it names a target for every such test.
+        let templated = computed
+            .iter()
+            .all(|(n, _)| model.targets.iter().any(|t| &t.name == n));
+        let _ = writeln!(
+            t,
+            "# These run scripts that name no artifact (they compute what they run): declare it{}",
+            if templated {
+                ".\n# A template names the target like the test: targets = [\"{test}\"]."
+            } else {
+                "\n# with a [[script]] rule: tests = [...], targets = [the targets each runs], why = \"...\"."
+            }
         );
         let tests: Vec<String> = computed.iter().map(|(n, _)| q(n)).collect();
         for (n, files) in &computed {
             let _ = writeln!(t, "#   {n}: {}", files.join(", "));
         }
-        let _ = writeln!(t, "# (see the [[script]] rule below)\n");
-        let _ = writeln!(
-            tables,
-            "# For the scripts that compute what they run (review the targets):\n\
-             # [[script]]\n# tests = [{}]\n# targets = [\"{{test}}\"]\n# why = \"each script runs the program of its test's name\"\n",
-            tests.join(", ")
-        );
+        if templated {
+            let _ = writeln!(t, "# (see the [[script]] rule below)\n");
+            let _ = writeln!(
+                tables,
+                "# For the scripts that compute what they run (review the targets):\n\
+                 # [[script]]\n# tests = [{}]\n# targets = [\"{{test}}\"]\n# why = \"each script runs the program of its test's name\"\n",
+                tests.join(", ")
+            );
+        } else {
+            let _ = writeln!(t);
+        }
     }
     if !other.is_empty() {
         let _ = writeln!(

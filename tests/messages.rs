@@ -424,6 +424,44 @@ fn did_you_mean_for_tests_configurations_and_paths() {
     );
 }
 
+/// Run from a subdirectory of the source tree, a relative `--changed` that
+/// names a file there (and nothing relative to the source dir) is a usage
+/// error naming the path meant: taken as given it was a deleted file, the
+/// whole suite for a typo (issue 37).
+#[test]
+fn a_relative_changed_path_from_a_subdirectory_is_a_usage_error_naming_the_path_meant() {
+    let b = shared();
+    let mut args = b.base_args();
+    args.extend(["--changed".into(), "include/core/core.hpp".into()]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_diff2test"))
+        .args(&args)
+        .current_dir(b.src.join("libs/core"))
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(stderr.starts_with("USAGE_ERROR\n"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("(did you mean {CORE_HPP}?)")),
+        "{stderr}"
+    );
+}
+
+/// A mistyped subcommand gets its "did you mean".
+#[test]
+fn a_mistyped_subcommand_gets_did_you_mean() {
+    let r = run_bin(&["inti".into(), "--source-dir".into(), ".".into()], None);
+    assert_eq!(r.code, 2, "{r:#?}");
+    assert!(
+        r.stderr
+            .contains("unknown subcommand \"inti\" (did you mean \"init\"?)"),
+        "{}",
+        r.stderr
+    );
+}
+
 // ---------------------------------------------------------------- issue 31, item 6
 
 /// With the costs ctest recorded in the build tree (`CTestCostData.txt`,

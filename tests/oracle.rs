@@ -28,10 +28,10 @@
 //! Debian package to install; nothing is skipped.
 
 mod common;
-#[path = "oracle_record/scenarios.rs"]
-mod record_scenarios;
 #[path = "oracle_configure/scenarios.rs"]
 mod configure_scenarios;
+#[path = "oracle_record/scenarios.rs"]
+mod record_scenarios;
 
 use common::{cxx_compiler_id, scratch_dir, Run};
 use std::cell::RefCell;
@@ -3646,20 +3646,40 @@ fn precision_the_same_doc_change_without_a_boundary_is_change_unknown_with_a_hin
     );
 }
 
+/// A boundary the evidence contradicts is not applied, and said: a fallback
+/// naming the rule, never a usage error born of what a change touches.
 #[test]
-fn precision_a_boundary_over_dependency_evidence_is_a_configuration_error() {
+fn precision_a_boundary_over_dependency_evidence_is_not_applied_and_named() {
     let o = docs_scenario("p-boundary-lies")
         .policy("[[boundary]]\npaths = [\"**\"]\nwhy = \"wrong on purpose\"\n")
         .run();
-    assert_eq!(o.run.code, 2, "{}", o.report());
-    assert!(o.run.stdout.is_empty());
-    assert!(
-        o.run
-            .stderr
-            .contains("a boundary may only name paths no build step or test reads"),
-        "{}",
-        o.report()
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "reason POLICY_BOUNDARY_CONTRADICTED: docs/guide.md: policy [[boundary]] 1 (\"**\") is not applied: it covers CMakeLists.txt (\"**\"), which is a CMake input");
+}
+
+/// A boundary over `.github/**` is right until configure may read any file
+/// (a read through a name `string()` computes): the change under it then
+/// falls back naming the rule and its own reason, exit 3 (it was 2).
+#[test]
+fn precision_a_boundary_over_a_path_configure_may_read_falls_back_naming_the_rule() {
+    let cmake = format!(
+        "{PROLOGUE}string(CONCAT p \"${{CMAKE_CURRENT_SOURCE_DIR}}\" \"/version.txt\")\n\
+         file(STRINGS ${{p}} v)\n\
+         add_executable(app app.cpp)\n\
+         add_test(NAME t_app COMMAND app)\n{BYSTANDER}"
     );
+    let o = Scenario::new("p-boundary-github")
+        .file("CMakeLists.txt", &cmake)
+        .file("version.txt", "1\n")
+        .file(".github/workflows/ci.yml", "on: push\n")
+        .file("app.cpp", &main_checking("", "1 + 1 == 2"))
+        .with_bystander()
+        .policy("[[boundary]]\npaths = [\".github/**\"]\nwhy = \"CI configuration: no build step or test reads it\"\n")
+        .edit(".github/workflows/ci.yml", "on: [push, pull_request]\n")
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_fallback_naming(3, "reason POLICY_BOUNDARY_CONTRADICTED: .github/workflows/ci.yml: policy [[boundary]] 1 (\".github/**\") is not applied: it covers .github/workflows/ci.yml, which is a CMake input");
+    o.expect_stderr(&["reason CHANGE_BUILD_CONFIG: .github/workflows/ci.yml: configure reads it"]);
 }
 
 #[test]
@@ -4877,6 +4897,45 @@ fn a_library_holding_its_top_level_source_path_keeps_docs_referenced_and_init_sa
     o.expect_stderr(&["assume BOUNDARY 1"]);
 }
 
+/// A static library at the top of the tree built with `-g`: its members'
+/// debug information holds their source paths, but that is no data a
+/// program reads at run time (only the members' data sections are, as for
+/// ELF files): README.md is referenced by nothing, init says so, and
+/// `unreferenced_paths` skips its change.
+#[test]
+fn a_static_library_with_debug_info_at_the_top_references_no_readme() {
+    let cmake = format!(
+        "{PROLOGUE}add_library(core STATIC core.cpp)\ntarget_compile_options(core PRIVATE -g)\n\
+         add_executable(t_core tests/t.cpp)\ntarget_link_libraries(t_core core)\n\
+         add_test(NAME t_core COMMAND t_core)\n"
+    );
+    let o = Scenario::new("c37-static-g")
+        .file("CMakeLists.txt", &cmake)
+        .file("core.cpp", "int core_value(int x) { return x + 1; }\n")
+        .file(
+            "tests/t.cpp",
+            "int core_value(int);\nint main() { return core_value(1) == 2 ? 0 : 1; }\n",
+        )
+        .file("README.md", "# core\n")
+        .policy(SKIP_UNREFERENCED)
+        .edit("README.md", "# core, v2\n")
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_exact_subset(&[]);
+    let r = o.init();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let unreferenced = r
+        .stdout
+        .split("# Referenced top-level entries")
+        .next()
+        .unwrap_or("");
+    assert!(
+        unreferenced.contains("#   README.md\n") && !r.stdout.contains("README.md: libcore.a"),
+        "{}",
+        r.stdout
+    );
+}
+
 /// An empty change set (a re-run, an empty commit) selects nothing, exit 0:
 /// base and head are the same tree, built and run whole at both, and no
 /// test's result changes.
@@ -4897,6 +4956,34 @@ fn an_empty_change_set_selects_nothing() {
     assert!(o.changed_results().is_empty());
     o.expect_exact_subset(&[]);
     o.expect_stderr(&["the change set is empty"]);
+}
+
+/// The same with a test the evidence cannot map (a script): with nothing
+/// changed it affects nothing either, exit 0 (it was 3, while the README
+/// promised 0).
+#[test]
+fn an_empty_change_set_with_an_unmapped_test_selects_nothing() {
+    let o = Scenario::new("c37-empty-change-set-unmapped")
+        .file(
+            "CMakeLists.txt",
+            &format!("{PROLOGUE}add_executable(t t.cpp)\nadd_test(NAME t COMMAND t)\nadd_test(NAME s COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/s.sh)\n{BYSTANDER}"),
+        )
+        .file("t.cpp", "int main() { return 0; }\n")
+        .file("s.sh", "n=t\nexec \"./${n}\"\n")
+        .with_bystander()
+        .no_changed_list()
+        .arg("--changed-from")
+        .arg("/dev/null")
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    assert!(o.changed_results().is_empty());
+    o.expect_exact_subset(&[]);
+    o.expect_stderr(&["the change set is empty"]);
+    assert!(
+        !o.run.stderr.contains("TEST_COMMAND_UNMAPPED"),
+        "{}",
+        o.run.stderr
+    );
 }
 
 /// A header added where a compiler searches: beside the unit that includes
@@ -5770,7 +5857,7 @@ on_ninja!(
     precision_versioned_shared_library_gives_chains_and_a_subset,
     precision_a_doc_change_under_a_boundary_keeps_the_subset_and_names_the_boundary,
     precision_the_same_doc_change_without_a_boundary_is_change_unknown_with_a_hint,
-    precision_a_boundary_over_dependency_evidence_is_a_configuration_error,
+    precision_a_boundary_over_dependency_evidence_is_not_applied_and_named,
     precision_a_data_change_selects_exactly_the_tests_that_name_it,
     precision_a_scripted_test_is_selected_through_its_target,
     precision_a_scripted_test_is_selected_through_its_script,

@@ -128,7 +128,10 @@ mod tests {
     #[test]
     fn cache_reply_entries_and_its_version() {
         let v2 = br#"{"kind":"cache","version":{"major":2,"minor":0},"entries":[{"name":"X","properties":[],"type":"PATH","value":"/opt/x"}]}"#;
-        assert_eq!(parse_reply(v2).unwrap().get("X").map(String::as_str), Some("/opt/x"));
+        assert_eq!(
+            parse_reply(v2).unwrap().get("X").map(String::as_str),
+            Some("/opt/x")
+        );
         let v3 = br#"{"kind":"cache","version":{"major":3,"minor":0},"entries":[]}"#;
         assert!(parse_reply(v3).is_none());
     }

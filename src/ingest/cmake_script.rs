@@ -257,9 +257,18 @@ mod tests {
         let names: Vec<(&str, usize)> = cs.iter().map(|c| (c.name.as_str(), c.line)).collect();
         assert_eq!(
             names,
-            [("file", 2), ("if", 5), ("set", 6), ("endif", 7), ("message", 8)]
+            [
+                ("file", 2),
+                ("if", 5),
+                ("set", 6),
+                ("endif", 7),
+                ("message", 8)
+            ]
         );
-        assert_eq!(words(&cs[0]), ["STRINGS", "${D}/a b.h", "v", "REGEX", "^#define X"]);
+        assert_eq!(
+            words(&cs[0]),
+            ["STRINGS", "${D}/a b.h", "v", "REGEX", "^#define X"]
+        );
         assert!(cs[0].args[1].quoted && !cs[0].args[2].quoted);
         assert_eq!(words(&cs[1]), ["(", "A", ")", "AND", "NOT", "B"]);
         assert_eq!(words(&cs[2]), ["X", "br]]acket", "y"]);

@@ -359,18 +359,63 @@ struct Writers {
 /// Commands whose literal arguments write no variable of that name, or
 /// only its cache entry (which the cache holds).
 const NOT_WRITING: &[&str] = &[
-    "if", "elseif", "else", "endif", "while", "endwhile", "foreach", "endforeach",
-    "function", "endfunction", "macro", "endmacro", "mark_as_advanced", "message",
-    "find_program", "find_file", "find_path", "find_library", "option", "unset",
-    "return", "add_test", "add_executable", "add_library", "add_custom_command",
-    "add_custom_target", "add_subdirectory", "add_compile_options", "add_compile_definitions",
-    "add_definitions", "add_dependencies", "add_link_options", "include_directories",
-    "link_directories", "link_libraries", "install", "set_property", "set_target_properties",
-    "set_tests_properties", "set_source_files_properties", "set_directory_properties",
-    "target_link_libraries", "target_include_directories", "target_compile_definitions",
-    "target_compile_options", "target_compile_features", "target_sources", "target_link_options",
-    "target_link_directories", "target_precompile_headers", "enable_testing", "enable_language",
-    "cmake_minimum_required", "cmake_policy", "configure_file", "break", "continue",
+    "if",
+    "elseif",
+    "else",
+    "endif",
+    "while",
+    "endwhile",
+    "foreach",
+    "endforeach",
+    "function",
+    "endfunction",
+    "macro",
+    "endmacro",
+    "mark_as_advanced",
+    "message",
+    "find_program",
+    "find_file",
+    "find_path",
+    "find_library",
+    "option",
+    "unset",
+    "return",
+    "add_test",
+    "add_executable",
+    "add_library",
+    "add_custom_command",
+    "add_custom_target",
+    "add_subdirectory",
+    "add_compile_options",
+    "add_compile_definitions",
+    "add_definitions",
+    "add_dependencies",
+    "add_link_options",
+    "include_directories",
+    "link_directories",
+    "link_libraries",
+    "install",
+    "set_property",
+    "set_target_properties",
+    "set_tests_properties",
+    "set_source_files_properties",
+    "set_directory_properties",
+    "target_link_libraries",
+    "target_include_directories",
+    "target_compile_definitions",
+    "target_compile_options",
+    "target_compile_features",
+    "target_sources",
+    "target_link_options",
+    "target_link_directories",
+    "target_precompile_headers",
+    "enable_testing",
+    "enable_language",
+    "cmake_minimum_required",
+    "cmake_policy",
+    "configure_file",
+    "break",
+    "continue",
 ];
 
 /// Reads every CMake input (the project's, the build tree's and CMake's
@@ -388,7 +433,11 @@ fn writers(reader: &Reader, inputs: &[String], scripts: &[Script]) -> Writers {
                 _ => {}
             }
             // A value set inside a function is expanded with no directory known.
-            let ctx = if inside { Context::default() } else { at.clone() };
+            let ctx = if inside {
+                Context::default()
+            } else {
+                at.clone()
+            };
             w.note(c, ctx);
         }
     };
@@ -408,7 +457,10 @@ fn writers(reader: &Reader, inputs: &[String], scripts: &[Script]) -> Writers {
         if bytes.iter().take(8192).any(|&b| b == 0) {
             continue;
         }
-        record(&commands(&String::from_utf8_lossy(&bytes)), Context::default());
+        record(
+            &commands(&String::from_utf8_lossy(&bytes)),
+            Context::default(),
+        );
     }
     w
 }
@@ -485,7 +537,9 @@ fn glob_match(glob: &str, s: &str) -> bool {
         return glob == s;
     }
     let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !s.starts_with(first) || !s[first.len()..].ends_with(last) || s.len() < first.len() + last.len()
+    if !s.starts_with(first)
+        || !s[first.len()..].ends_with(last)
+        || s.len() < first.len() + last.len()
     {
         return false;
     }
@@ -683,7 +737,10 @@ impl World<'_> {
             .own
             .as_ref()
             .is_some_and(|c| self.condition(c, ctx) == Some(false));
-        own_false || f.before.iter().any(|c| self.condition(c, ctx) == Some(true))
+        own_false
+            || f.before
+                .iter()
+                .any(|c| self.condition(c, ctx) == Some(true))
     }
 
     /// `if()`'s value of `args` when only `NOT`, `AND`, `OR`, parentheses,
@@ -761,12 +818,37 @@ fn is_operator(t: &str) -> bool {
     t.chars().all(|c| c.is_ascii_uppercase() || c == '_')
         && matches!(
             t,
-            "EXISTS" | "COMMAND" | "POLICY" | "TARGET" | "TEST" | "DEFINED" | "IS_DIRECTORY"
-                | "IS_SYMLINK" | "IS_ABSOLUTE" | "IS_READABLE" | "IS_WRITABLE" | "IS_EXECUTABLE"
-                | "IS_NEWER_THAN" | "MATCHES" | "LESS" | "GREATER" | "EQUAL" | "LESS_EQUAL"
-                | "GREATER_EQUAL" | "STRLESS" | "STRGREATER" | "STREQUAL" | "STRLESS_EQUAL"
-                | "STRGREATER_EQUAL" | "VERSION_LESS" | "VERSION_GREATER" | "VERSION_EQUAL"
-                | "VERSION_LESS_EQUAL" | "VERSION_GREATER_EQUAL" | "IN_LIST" | "PATH_EQUAL"
+            "EXISTS"
+                | "COMMAND"
+                | "POLICY"
+                | "TARGET"
+                | "TEST"
+                | "DEFINED"
+                | "IS_DIRECTORY"
+                | "IS_SYMLINK"
+                | "IS_ABSOLUTE"
+                | "IS_READABLE"
+                | "IS_WRITABLE"
+                | "IS_EXECUTABLE"
+                | "IS_NEWER_THAN"
+                | "MATCHES"
+                | "LESS"
+                | "GREATER"
+                | "EQUAL"
+                | "LESS_EQUAL"
+                | "GREATER_EQUAL"
+                | "STRLESS"
+                | "STRGREATER"
+                | "STREQUAL"
+                | "STRLESS_EQUAL"
+                | "STRGREATER_EQUAL"
+                | "VERSION_LESS"
+                | "VERSION_GREATER"
+                | "VERSION_EQUAL"
+                | "VERSION_LESS_EQUAL"
+                | "VERSION_GREATER_EQUAL"
+                | "IN_LIST"
+                | "PATH_EQUAL"
         )
 }
 
@@ -832,7 +914,10 @@ mod tests {
         let r = one(
             "# file(READ not/this)\nfile(STRINGS \"${CMAKE_CURRENT_SOURCE_DIR}/include/x/version.h\" v REGEX \"X\")\n",
         );
-        assert!(r.site_reading("/s/sub/include/x/version.h").unwrap().ends_with("sub/CMakeLists.txt:2"));
+        assert!(r
+            .site_reading("/s/sub/include/x/version.h")
+            .unwrap()
+            .ends_with("sub/CMakeLists.txt:2"));
         assert_eq!(r.site_reading("/s/sub/include/x/other.h"), None);
     }
 
@@ -846,7 +931,10 @@ mod tests {
         assert!(r.site_reading("/s/sub/v.txt").is_some());
         assert!(r.site_reading("/s/sub/w.txt").is_none());
         let r = one("file(READ ${NOWHERE} v)\n");
-        assert!(r.site_reading("/s/anything.cpp").unwrap().contains("no evidence resolves"));
+        assert!(r
+            .site_reading("/s/anything.cpp")
+            .unwrap()
+            .contains("no evidence resolves"));
     }
 
     #[test]
@@ -856,7 +944,13 @@ mod tests {
         assert!(r.site_reading("/s/sub/out.txt").is_none());
         assert!(r.site_reading("/s/sub/x").is_none());
         // In an included module the current source directory is the includer's.
-        let r = reads(&[("cmake/Ver.cmake", "file(READ ../VERSION v)\nfile(READ ${CMAKE_CURRENT_LIST_DIR}/x.in v)")], None);
+        let r = reads(
+            &[(
+                "cmake/Ver.cmake",
+                "file(READ ../VERSION v)\nfile(READ ${CMAKE_CURRENT_LIST_DIR}/x.in v)",
+            )],
+            None,
+        );
         assert!(r.site_reading("/s/VERSION").is_some() && r.site_reading("/s/a/VERSION").is_some());
         assert!(r.site_reading("/s/cmake/x.in").is_some() && r.site_reading("/s/x.in").is_none());
     }
@@ -869,10 +963,19 @@ mod tests {
         assert!(r.site_reading("/s/c/other.h").is_some());
         assert!(r.site_reading("/s/c/enc/encode.c").is_none());
         // A computed call anywhere: the calls we see may not be all.
-        let r = reads(&[("CMakeLists.txt", &format!("{text}cmake_language(CALL read_macro x y z)\n"))], None);
+        let r = reads(
+            &[(
+                "CMakeLists.txt",
+                &format!("{text}cmake_language(CALL read_macro x y z)\n"),
+            )],
+            None,
+        );
         assert!(r.site_reading("/s/c/enc/encode.c").is_some());
         // A list argument may shift the parameters.
-        let r = reads(&[("CMakeLists.txt", &format!("{text}read_macro(${{ARGS}})\n"))], None);
+        let r = reads(
+            &[("CMakeLists.txt", &format!("{text}read_macro(${{ARGS}})\n"))],
+            None,
+        );
         assert!(r.site_reading("/s/c/enc/encode.c").is_some());
     }
 
@@ -880,7 +983,10 @@ mod tests {
 
     #[test]
     fn a_cached_program_is_resolved_and_its_condition_evaluated() {
-        let files = [("CMakeLists.txt", "include(cmake/FindX.cmake)\n"), ("cmake/FindX.cmake", FIND)];
+        let files = [
+            ("CMakeLists.txt", "include(cmake/FindX.cmake)\n"),
+            ("cmake/FindX.cmake", FIND),
+        ];
         // Not found: the branch is not taken.
         let r = reads(&files, Some(&[("X_EXECUTABLE", "X_EXECUTABLE-NOTFOUND")]));
         assert!(r.is_empty(), "{r:?}");
@@ -890,7 +996,9 @@ mod tests {
         assert!(r.site_reading("/usr/bin/x").is_some());
         // Found in the tree: that file.
         let r = reads(&files, Some(&[("X_EXECUTABLE", "/s/tools/x.py")]));
-        assert!(r.site_reading("/s/tools/x.py").is_some() && r.site_reading("/s/src/a.c").is_none());
+        assert!(
+            r.site_reading("/s/tools/x.py").is_some() && r.site_reading("/s/src/a.c").is_none()
+        );
         // No cache: unresolved.
         let r = reads(&files, None);
         assert!(r.site_reading("/s/src/a.c").is_some());
@@ -910,18 +1018,30 @@ mod tests {
             assert!(r.site_reading("/s/src/a.c").is_some(), "{shadow}");
         }
         // A literal set() adds its value to the cache's.
-        let files = [("CMakeLists.txt", "set(X_EXECUTABLE ${CMAKE_SOURCE_DIR}/tools/x.py)"), ("cmake/FindX.cmake", FIND)];
+        let files = [
+            (
+                "CMakeLists.txt",
+                "set(X_EXECUTABLE ${CMAKE_SOURCE_DIR}/tools/x.py)",
+            ),
+            ("cmake/FindX.cmake", FIND),
+        ];
         let r = reads(&files, Some(cache));
-        assert!(r.site_reading("/s/tools/x.py").is_some() && r.site_reading("/s/src/a.c").is_none());
+        assert!(
+            r.site_reading("/s/tools/x.py").is_some() && r.site_reading("/s/src/a.c").is_none()
+        );
     }
 
     #[test]
     fn conditions_with_unknowns_are_not_evaluated() {
         let cache: &[(&str, &str)] = &[("A", "OFF"), ("B", "ON")];
         let read = |cond: &str| {
-            let text = format!("if({cond})\nfile(READ x.txt v)\nelse()\nfile(READ y.txt v)\nendif()\n");
+            let text =
+                format!("if({cond})\nfile(READ x.txt v)\nelse()\nfile(READ y.txt v)\nendif()\n");
             let r = reads(&[("CMakeLists.txt", &text)], Some(cache));
-            (r.site_reading("/s/x.txt").is_some(), r.site_reading("/s/y.txt").is_some())
+            (
+                r.site_reading("/s/x.txt").is_some(),
+                r.site_reading("/s/y.txt").is_some(),
+            )
         };
         assert_eq!(read("A"), (false, true));
         assert_eq!(read("NOT A AND (B OR C)"), (true, false));
@@ -934,7 +1054,10 @@ mod tests {
 
     #[test]
     fn computed_names_as_globs() {
-        assert_eq!(glob_of("Sphinx-${t}_EXECUTABLE").as_deref(), Some("Sphinx-*_EXECUTABLE"));
+        assert_eq!(
+            glob_of("Sphinx-${t}_EXECUTABLE").as_deref(),
+            Some("Sphinx-*_EXECUTABLE")
+        );
         assert_eq!(glob_of("${out}"), None);
         assert!(glob_match("Sphinx-*_EXECUTABLE", "Sphinx-build_EXECUTABLE"));
         assert!(!glob_match("Sphinx-*_EXECUTABLE", "Sphinx_EXECUTABLE"));

@@ -132,7 +132,7 @@ fn is_autogen(command: &str) -> bool {
 }
 
 /// Programs that run a script given as an argument.
-fn is_interpreter(program: &str) -> bool {
+pub fn is_interpreter(program: &str) -> bool {
     let name = program.rsplit('/').next().unwrap_or(program);
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     matches!(
@@ -261,6 +261,12 @@ fn ninja_commands(
     let mut out = Vec::new();
     let mut each = |e: &ninja_manifest::Edge<'_>| {
         if e.rule != ninja_manifest::CUSTOM_COMMAND || is_autogen(e.command) {
+            return;
+        }
+        // CMake's own utility commands (`rebuild_cache`, `edit_cache`,
+        // `install`, `test`, …: outputs `CMakeFiles/<name>.util`) build
+        // nothing a test runs; `rebuild_cache` names the source root.
+        if !e.outs.is_empty() && e.outs.iter().all(|o| o.ends_with(".util")) {
             return;
         }
         let abs = |p: &str| paths::join_fold(build, p);

@@ -80,9 +80,52 @@ pub(super) fn runtime_bytes(path: &str, limit: u64) -> std::io::Result<Vec<u8>> 
 /// `.rodata`, `.data`, `.dynstr`; not code, symbol tables or debug
 /// information); the whole file otherwise.
 fn runtime_ranges(f: &mut std::fs::File, len: u64) -> std::io::Result<Vec<(u64, u64)>> {
+    let mut magic = [0u8; 8];
+    let n = f.read(&mut magic)?;
+    if n == 8 && &magic == b"!<arch>\n" {
+        return archive_ranges(f, len);
+    }
+    elf_ranges(f, 0, len)
+}
+
+/// A static archive (`ar`): each member's run-time data ([`elf_ranges`];
+/// its symbol table and long-name table hold no data a program uses). A
+/// damaged header: the rest of the file, whole.
+fn archive_ranges(f: &mut std::fs::File, len: u64) -> std::io::Result<Vec<(u64, u64)>> {
+    let mut ranges = Vec::new();
+    let mut at = 8u64;
+    while at + 60 <= len {
+        let mut h = [0u8; 60];
+        f.seek(SeekFrom::Start(at))?;
+        f.read_exact(&mut h)?;
+        let size = std::str::from_utf8(&h[48..58])
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok());
+        let Some(size) = size.filter(|&sz| &h[58..60] == b"`\n" && sz <= len - at - 60) else {
+            ranges.push((at, len - at));
+            return Ok(ranges);
+        };
+        let name = &h[..16];
+        let body = at + 60;
+        // GNU and BSD symbol tables and the long-name table.
+        let index = name.starts_with(b"/ ")
+            || name.starts_with(b"// ")
+            || name.starts_with(b"/SYM64/")
+            || name.starts_with(b"__.SYMDEF");
+        if !index {
+            ranges.extend(elf_ranges(f, body, size)?);
+        }
+        at = body + size + (size & 1);
+    }
+    Ok(ranges)
+}
+
+/// [`runtime_ranges`] of the ELF file at `base` (`len` bytes long) of `f`.
+fn elf_ranges(f: &mut std::fs::File, base: u64, len: u64) -> std::io::Result<Vec<(u64, u64)>> {
     let mut head = [0u8; 64];
-    let n = f.read(&mut head)?;
-    let whole = Ok(vec![(0, len)]);
+    f.seek(SeekFrom::Start(base))?;
+    let n = f.take(len.min(64)).read(&mut head)?;
+    let whole = Ok(vec![(base, len)]);
     if n < 52 || &head[..4] != b"\x7fELF" || head[5] != 1 {
         return whole; // not little-endian ELF: scan everything
     }
@@ -124,7 +167,7 @@ fn runtime_ranges(f: &mut std::fs::File, len: u64) -> std::io::Result<Vec<(u64, 
         return whole;
     }
     let mut table = vec![0u8; (shnum * shentsize) as usize];
-    f.seek(SeekFrom::Start(shoff))?;
+    f.seek(SeekFrom::Start(base + shoff))?;
     f.read_exact(&mut table)?;
     let shstrndx = if is64 {
         u16_at(&head, 0x3e)
@@ -146,7 +189,7 @@ fn runtime_ranges(f: &mut std::fs::File, len: u64) -> std::io::Result<Vec<(u64, 
         let (_, _, _, off, size) = section(shstrndx as usize);
         if off <= len && size <= len - off && size < (64 << 20) {
             names = vec![0u8; size as usize];
-            f.seek(SeekFrom::Start(off))?;
+            f.seek(SeekFrom::Start(base + off))?;
             f.read_exact(&mut names)?;
         }
     }
@@ -189,7 +232,7 @@ fn runtime_ranges(f: &mut std::fs::File, len: u64) -> std::io::Result<Vec<(u64, 
         if off > len || size > len - off {
             return whole; // inconsistent table: scan everything
         }
-        ranges.push((off, size));
+        ranges.push((base + off, size));
     }
     Ok(ranges)
 }

@@ -82,6 +82,16 @@ impl Lookup<'_, '_> {
         files.sort();
         files.dedup();
         let mut named = Named::default();
+        // What the command line names besides its program: an artifact
+        // passed as an argument (`$<TARGET_FILE:tool>` as CMake expands it,
+        // `-DTOOL=/b/tool` for a `cmake -P` script) is what the script runs.
+        for arg in test.command.iter().flatten().skip(1) {
+            for wd in &wds {
+                let mut here = Named::default();
+                self.scan_text(arg, wd.as_deref(), false, &mut here);
+                named.targets.extend(here.targets);
+            }
+        }
         // The files they name in turn (`source`/`.`/`include()`d scripts,
         // followed while named literally), up to a bound.
         let mut at = 0;
@@ -111,6 +121,56 @@ impl Lookup<'_, '_> {
         targets.sort_unstable();
         targets.dedup();
         (targets, files)
+    }
+
+    /// The source-tree files `test`'s command line names as data: every
+    /// argument but the script an interpreter it runs is given (`cmake … -P
+    /// SCRIPT`, `python3 [-opts] SCRIPT`, every argument of a program that
+    /// is itself a source-tree file). Empty for another program (a wrapper:
+    /// any argument may be what it runs).
+    pub fn command_data_files(&self, test: &Test) -> Vec<String> {
+        let Some(cmd) = test.command.as_deref().filter(|c| !c.is_empty()) else {
+            return Vec::new();
+        };
+        let (src, build) = (self.model.scope_root(), &self.model.build_root);
+        let program = &cmd[0];
+        let base = program.rsplit('/').next().unwrap_or(program);
+        let script = if paths::is_within(program, src) && !paths::is_within(program, build) {
+            None
+        } else if base == "cmake" || Some(program) == self.model.cmake_command.as_ref() {
+            match cmd.iter().position(|a| a == "-P") {
+                Some(p) => Some(p + 1),
+                None => return Vec::new(),
+            }
+        } else if crate::ingest::custom_commands::is_interpreter(program)
+            && !base.starts_with("env")
+        {
+            match cmd.iter().skip(1).position(|a| !a.starts_with('-')) {
+                Some(p)
+                    if !cmd[1..=p]
+                        .iter()
+                        .any(|a| a == "-c" || a == "-m" || a == "-e") =>
+                {
+                    Some(p + 1)
+                }
+                _ => return Vec::new(),
+            }
+        } else {
+            return Vec::new();
+        };
+        let wds = working_dirs(test, self.model);
+        let mut out = Vec::new();
+        for (i, arg) in cmd.iter().enumerate().skip(1) {
+            if Some(i) == script {
+                continue;
+            }
+            for wd in &wds {
+                out.extend(Self::path_candidates(arg, wd.as_deref()));
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// Path candidates in `text`: absolute ones, and relative ones joined to `wd`.
@@ -179,6 +239,9 @@ impl Lookup<'_, '_> {
         } else {
             Self::path_candidates(text, wd)
         };
+        // The absolute paths written in the text (for the check below: a
+        // search per candidate was quadratic on a large data file).
+        let written: std::cell::OnceCell<Vec<String>> = std::cell::OnceCell::new();
         for p in candidates {
             for &o in self.graph.artifact_owners(&p) {
                 out.targets.push((o, format!("names artifact {p}")));
@@ -202,7 +265,10 @@ impl Lookup<'_, '_> {
                     // working directory is often no path at all).
                     if in_build
                         && !is_wd
-                        && text.contains(p.as_str())
+                        && written
+                            .get_or_init(|| Self::path_candidates(text, None))
+                            .binary_search(&p)
+                            .is_ok()
                         && self.graph.artifact_owners(&p).is_empty()
                         && !self.outputs.contains_key(p.as_str())
                     {

@@ -64,7 +64,10 @@ fn oracle_configure_read_of_a_computed_name_falls_back_naming_the_snapshot() {
     o.assert_oracle();
     o.expect_changed("t_app");
     o.expect_fallback_naming(3, "CHANGE_BUILD_CONFIG");
-    o.expect_stderr(&["file(STRINGS ${p} …) at CMakeLists.txt:5", "--base-snapshot"]);
+    o.expect_stderr(&[
+        "file(STRINGS ${p} …) at CMakeLists.txt:5",
+        "--base-snapshot",
+    ]);
 }
 
 /// brotli's `read_macro(PATH …)`: the function's parameter is what its
@@ -88,7 +91,10 @@ fn read_macro_scenario(name: &str) -> Scenario {
         .file("CMakeLists.txt", &cmake)
         .file("version.h", "#define APP_VERSION 1\n")
         .file("config.h.in", "#define CONFIG_VERSION @APP_VERSION@\n")
-        .file("reader.cpp", &main_checking("#include \"config.h\"", "CONFIG_VERSION == 1"))
+        .file(
+            "reader.cpp",
+            &main_checking("#include \"config.h\"", "CONFIG_VERSION == 1"),
+        )
         .file("app.cpp", &main_checking("", "1 + 1 == 2"))
         .with_bystander()
 }
@@ -107,5 +113,157 @@ fn oracle_configure_read_through_a_function_parameter_reads_what_its_calls_pass(
     o.assert_oracle();
     o.expect_changed("t_config");
     o.expect_fallback_naming(3, "CHANGE_BUILD_CONFIG");
-    o.expect_stderr(&["version.h: configure reads it: file(STRINGS ${PATH} …) at CMakeLists.txt:5"]);
+    o.expect_stderr(&[
+        "version.h: configure reads it: file(STRINGS ${PATH} …) at CMakeLists.txt:5",
+    ]);
+}
+
+// ---- issue 37 item 3: the artifacts a scripted test's command line names
+
+/// The two ways CMake projects write scripted tests: `python3 run.py
+/// $<TARGET_FILE:tool>` (jsoncpp) and `cmake -DEXE=$<TARGET_FILE:tool> -P
+/// run.cmake` (brotli). The scripts name no artifact (they run what their
+/// argument or variable holds); the command lines do. With the scan, each
+/// test is mapped to `tool`: a change to it selects exactly those two.
+#[test]
+fn oracle_the_scan_maps_the_artifacts_a_scripted_tests_command_line_names() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(tool tool.cpp)\n\
+         add_test(NAME t_py COMMAND python3 ${{CMAKE_CURRENT_SOURCE_DIR}}/run.py $<TARGET_FILE:tool>)\n\
+         add_test(NAME t_cm COMMAND ${{CMAKE_COMMAND}} -DEXE=$<TARGET_FILE:tool> -P ${{CMAKE_CURRENT_SOURCE_DIR}}/run.cmake)\n\
+         {BYSTANDER}"
+    );
+    let o = Scenario::new("cl-artifacts")
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "run.py",
+            "import subprocess, sys\nsys.exit(subprocess.run([sys.argv[1]]).returncode)\n",
+        )
+        .file(
+            "run.cmake",
+            "execute_process(COMMAND ${EXE} RESULT_VARIABLE r)\nif(r)\n  message(FATAL_ERROR \"tool failed: ${r}\")\nendif()\n",
+        )
+        .file("tool.cpp", &main_checking("", "1 + 1 == 2"))
+        .with_bystander()
+        .policy(SCAN)
+        .edit("tool.cpp", &main_checking("", "1 + 1 == 3"))
+        .run();
+    o.assert_oracle();
+    o.expect_changed("t_py");
+    o.expect_changed("t_cm");
+    o.expect_exact_subset(&["t_cm", "t_py"]);
+    o.expect_stderr(&["assume SCRIPTS 1"]);
+}
+
+const SCAN: &str = "scripts = \"scan\"\n";
+
+// ---- issue 37 item 2: init suggests only what the loader and a run accept
+
+/// Every suggestion of `init`'s policy (a commented `key = value` line, or
+/// a commented `[[table]]` with its keys), uncommented alone.
+fn suggestions(policy: &str) -> Vec<String> {
+    let key = |l: &str| {
+        l.strip_prefix("# ").is_some_and(|r| {
+            let k = r.split(" = ").next().unwrap_or("");
+            r.contains(" = ")
+                && !k.is_empty()
+                && k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+        })
+    };
+    let lines: Vec<&str> = policy.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i];
+        let table = l.starts_with("# [[") && l.ends_with("]]");
+        if !table && !key(l) {
+            i += 1;
+            continue;
+        }
+        let mut end = i + 1;
+        if table {
+            while end < lines.len() && key(lines[end]) {
+                end += 1;
+            }
+        }
+        let mut text = String::new();
+        for (j, line) in lines.iter().enumerate() {
+            let line = if (i..end).contains(&j) {
+                &line[2..]
+            } else {
+                line
+            };
+            text.push_str(line);
+            text.push('\n');
+        }
+        out.push(text);
+        i = end;
+    }
+    out
+}
+
+/// A project with every kind of test init writes about (a script the scan
+/// maps from its command line, one that also computes a name, one that
+/// names nothing, a foreign program) and unreferenced files: each
+/// suggestion, uncommented alone, makes a run that keeps the oracle and is
+/// never a usage error.
+#[test]
+fn init_suggestions_each_uncommented_alone_never_make_a_usage_error() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(tool tool.cpp)\n\
+         add_test(NAME t_scan COMMAND python3 ${{CMAKE_CURRENT_SOURCE_DIR}}/run.py $<TARGET_FILE:tool>)\n\
+         add_test(NAME t_calc COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/calc.sh $<TARGET_FILE:tool> x)\n\
+         add_test(NAME t_computed COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/computed.sh)\n\
+         add_test(NAME t_foreign COMMAND true)\n\
+         {BYSTANDER}"
+    );
+    let o = Scenario::new("init-suggestions")
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "run.py",
+            "import subprocess, sys\nsys.exit(subprocess.run([sys.argv[1]]).returncode)\n",
+        )
+        .file(
+            "calc.sh",
+            "\"$1\" || exit 1\nhelper=\"calc-$2\"\nif [ -x \"$helper\" ]; then \"$helper\"; fi\nexit 0\n",
+        )
+        .file("computed.sh", "n=to\nexec \"./${n}ol\"\n")
+        .file("tool.cpp", &main_checking("", "1 + 1 == 2"))
+        .file("README.md", "# tool\n")
+        .file("docs/guide.md", "how\n")
+        .with_bystander()
+        .edit("tool.cpp", &main_checking("", "1 + 1 == 3"))
+        .run();
+    o.assert_oracle();
+    let init = o.init();
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    let policy = init.stdout;
+    for want in [
+        "\n# scripts = \"scan\"\n",
+        "#   t_scan: run.py -> tool\n",
+        "#   t_calc: calc.sh -> tool\n",
+        "# targets_from_script = true\n",
+        "#   t_computed: computed.sh\n",
+        "#   t_foreign: TEST_COMMAND_UNMAPPED\n",
+    ] {
+        assert!(policy.contains(want), "{want:?} not in\n{policy}");
+    }
+    // No template: t_computed names no target `t_computed`.
+    assert!(!policy.contains("targets = [\"{test}\"]"), "{policy}");
+    let each = suggestions(&policy);
+    assert!(each.len() >= 4, "{each:#?}");
+    for (k, text) in each.iter().enumerate() {
+        let file = o.ctx.root.join(format!("suggestion-{k}.toml"));
+        std::fs::write(&file, text).unwrap();
+        let r = o.rerun(
+            &["--policy"],
+            &["--policy".into(), file.display().to_string()],
+        );
+        assert_ne!(
+            r.run.code, 2,
+            "suggestion {k} is refused:\n{text}\n{}",
+            r.run.stderr
+        );
+        r.assert_oracle();
+    }
 }

@@ -9,7 +9,7 @@
 #   D2T_SOURCE_DIR  source dir the build was configured from          (default .)
 #   D2T_BUILD_DIR   build dir                                         (default build)
 #   D2T_CTEST_JSON  ctest --show-only=json-v1 output                  (default BUILD/ctest.json)
-#   D2T_DEP_LIST    list of the compiler .d files (+ .ninja_deps)      (default BUILD/deps.txt)
+#   D2T_DEP_LIST    list of the compiler .d files (+ .ninja_deps)      (default: found in BUILD)
 #   D2T_BASE        base revision (default: see "Base" below)
 #   D2T_HEAD        head revision, the one that was built             (default HEAD)
 #   D2T_MERGE_BASE  auto|true|false: compare from the merge base       (auto: true for a PR default)
