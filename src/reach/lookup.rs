@@ -52,6 +52,10 @@ pub struct Lookup<'g, 'm> {
     /// What each named build-tree directory holds that no artifact or
     /// output explains (`Lookup::unexplained_in`, in `dirs`), walked once.
     pub(super) dir_cache: std::cell::RefCell<FastMap<String, std::rc::Rc<Unexplained>>>,
+    /// What a scripted test's file names, by (file, the directory relative
+    /// names are joined to): tests that run one script, or pass one data
+    /// file, share one scan (`Lookup::script_targets`).
+    pub(super) file_scans: std::cell::RefCell<FastMap<(String, String), std::rc::Rc<super::Named>>>,
 }
 
 impl<'g, 'm> Lookup<'g, 'm> {
@@ -90,6 +94,7 @@ impl<'g, 'm> Lookup<'g, 'm> {
             test_run,
             stat_cache: Default::default(),
             dir_cache: Default::default(),
+            file_scans: Default::default(),
         }
     }
 

@@ -98,15 +98,12 @@ impl Lookup<'_, '_> {
         while at < files.len() && files.len() <= 256 {
             let f = files[at].clone();
             at += 1;
-            if let Ok(bytes) = crate::ingest::read_capped(&f, 16 << 20) {
-                let text = String::from_utf8_lossy(&bytes);
-                let dir = f.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-                let mut here = Named::default();
-                self.scan_text(&text, wd.or(Some(dir)), false, &mut here);
-                if wd.is_some() {
-                    // Relative to the script's own directory too.
-                    self.scan_text(&text, Some(dir), false, &mut here);
-                }
+            let dir = f.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+            // Relative to the working directory, and to the script's own too.
+            for join in wd.into_iter().chain(Some(dir)) {
+                let Some(here) = self.file_scan(&f, join) else {
+                    continue;
+                };
                 for p in &here.source {
                     if !files.contains(p) && std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
                         files.push(p.clone());
@@ -171,6 +168,21 @@ impl Lookup<'_, '_> {
         out.sort();
         out.dedup();
         out
+    }
+
+    /// What file `f` names, relative names joined to `join` (read and
+    /// scanned once per run); `None` when it cannot be read.
+    fn file_scan(&self, f: &str, join: &str) -> Option<std::rc::Rc<Named>> {
+        let key = (f.to_owned(), join.to_owned());
+        if let Some(n) = self.file_scans.borrow().get(&key) {
+            return Some(n.clone());
+        }
+        let bytes = crate::ingest::read_capped(f, 16 << 20).ok()?;
+        let mut here = Named::default();
+        self.scan_text(&String::from_utf8_lossy(&bytes), Some(join), false, &mut here);
+        let here = std::rc::Rc::new(here);
+        self.file_scans.borrow_mut().insert(key, here.clone());
+        Some(here)
     }
 
     /// Path candidates in `text`: absolute ones, and relative ones joined to `wd`.
