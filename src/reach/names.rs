@@ -70,10 +70,16 @@ impl Lookup<'_, '_> {
         for arg in test.command.iter().flatten() {
             for wd in &wds {
                 for p in Self::path_candidates(arg, wd.as_deref()) {
-                    if paths::is_within(&p, src)
-                        && !paths::is_within(&p, build)
-                        && std::fs::metadata(&p).is_ok_and(|m| m.is_file())
-                    {
+                    // A source-tree file, or a script configure wrote into
+                    // the build tree (libexpat's `bash run.sh $<TARGET_FILE:runtests>`,
+                    // `run.sh` configured from `run.sh.in`, a CMake input).
+                    let in_build = paths::is_within(&p, build);
+                    let ours = if in_build {
+                        self.kind(&p) == super::lookup::Kind::ConfigureTime
+                    } else {
+                        paths::is_within(&p, src)
+                    };
+                    if ours && std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
                         files.push(p);
                     }
                 }

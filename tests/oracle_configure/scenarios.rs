@@ -120,20 +120,25 @@ fn oracle_configure_read_through_a_function_parameter_reads_what_its_calls_pass(
 
 // ---- issue 37 item 3: the artifacts a scripted test's command line names
 
-/// The two ways CMake projects write scripted tests: `python3 run.py
-/// $<TARGET_FILE:tool>` (jsoncpp) and `cmake -DEXE=$<TARGET_FILE:tool> -P
-/// run.cmake` (brotli). The scripts name no artifact (they run what their
-/// argument or variable holds); the command lines do. With the scan, each
-/// test is mapped to `tool`: a change to it selects exactly those two.
+/// The ways CMake projects write scripted tests: `python3 run.py
+/// $<TARGET_FILE:tool>` (jsoncpp), `cmake -DEXE=$<TARGET_FILE:tool> -P
+/// run.cmake` (brotli) and `bash run.sh $<TARGET_FILE:tool>` with `run.sh`
+/// configured into the build tree (libexpat). The scripts name no artifact
+/// (they run what their argument or variable holds); the command lines do.
+/// With the scan, each test is mapped to `tool`: a change to it selects
+/// exactly those three.
 #[test]
 fn oracle_the_scan_maps_the_artifacts_a_scripted_tests_command_line_names() {
     let cmake = format!(
         "{PROLOGUE}add_executable(tool tool.cpp)\n\
          add_test(NAME t_py COMMAND python3 ${{CMAKE_CURRENT_SOURCE_DIR}}/run.py $<TARGET_FILE:tool>)\n\
          add_test(NAME t_cm COMMAND ${{CMAKE_COMMAND}} -DEXE=$<TARGET_FILE:tool> -P ${{CMAKE_CURRENT_SOURCE_DIR}}/run.cmake)\n\
+         configure_file(run.sh.in run.sh @ONLY)\n\
+         add_test(NAME t_sh COMMAND bash run.sh $<TARGET_FILE:tool>)\n\
          {BYSTANDER}"
     );
     let o = Scenario::new("cl-artifacts")
+        .file("run.sh.in", "case \"@CMAKE_SYSTEM_NAME@\" in\n*) exec \"$@\" ;;\nesac\n")
         .file("CMakeLists.txt", &cmake)
         .file(
             "run.py",
@@ -151,7 +156,8 @@ fn oracle_the_scan_maps_the_artifacts_a_scripted_tests_command_line_names() {
     o.assert_oracle();
     o.expect_changed("t_py");
     o.expect_changed("t_cm");
-    o.expect_exact_subset(&["t_cm", "t_py"]);
+    o.expect_changed("t_sh");
+    o.expect_exact_subset(&["t_cm", "t_py", "t_sh"]);
     o.expect_stderr(&["assume SCRIPTS 1"]);
 }
 
