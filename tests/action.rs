@@ -912,6 +912,60 @@ fn the_action_installs_the_released_binary_by_default_without_compiling() {
     assert!(!run.ctest_invoked(), "{}", run.out);
 }
 
+/// Without `D2T_RELEASE_URL`, the release comes from the repository the
+/// runner fetched the action from (its `_actions/OWNER/REPO/REF` path), not
+/// from the workflow's repository (`github.action_repository` is empty in a
+/// composite action: the install 404ed, then fell back to pip and cargo).
+/// The release-repository input overrides it.
+#[test]
+fn the_action_installs_from_the_repository_it_was_fetched_from() {
+    let r = repo();
+    let rel = release_dir(false);
+    let host = scratch_dir("d2t-github-");
+    let version = format!("v{}", env!("CARGO_PKG_VERSION"));
+    for owner_repo in ["acme/diff2test", "fork/d2t"] {
+        let at = host
+            .path()
+            .join(owner_repo)
+            .join("releases/download")
+            .join(&version);
+        std::fs::create_dir_all(&at).unwrap();
+        for e in std::fs::read_dir(rel.path()).unwrap().flatten() {
+            std::fs::copy(e.path(), at.join(e.file_name())).unwrap();
+        }
+    }
+    let github = format!("file://{}", host.path().display());
+    let fetched = "/home/runner/work/_actions/acme/diff2test/v1/.github/actions/diff2test";
+    let _g = lock();
+    for (extra, want) in [(None, "acme/diff2test"), (Some("fork/d2t"), "fork/d2t")] {
+        let mut env = vec![
+            ("D2T_INSTALL", "release"),
+            ("D2T_GITHUB_URL", github.as_str()),
+            ("GITHUB_ACTION_PATH", fetched),
+            ("GITHUB_REPOSITORY", "user/app"),
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ];
+        if let Some(x) = extra {
+            env.push(("D2T_RELEASE_REPOSITORY", x));
+        }
+        let run = run_action(&r.b.root, &pr_env(&env));
+        assert_eq!(run.code, 0, "{want}: {}", run.out);
+        // Only `want`'s copy exists under that name: remove it and the install fails.
+        let moved = host.path().join(want).join("releases");
+        let aside = host.path().join("aside");
+        std::fs::rename(&moved, &aside).unwrap();
+        let run = run_action(&r.b.root, &pr_env(&env));
+        assert_eq!(run.code, 1, "{want}: {}", run.out);
+        assert!(
+            run.out
+                .contains(&format!("{github}/{want}/releases/download/{version}/")),
+            "{want}: {}",
+            run.out
+        );
+        std::fs::rename(&aside, &moved).unwrap();
+    }
+}
+
 /// A merge queue's group compares with its base_sha.
 #[test]
 fn a_merge_group_compares_with_its_base_sha() {

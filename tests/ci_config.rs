@@ -77,3 +77,86 @@ fn the_strace_command_line_is_spelled_alike_everywhere() {
         "bench/floor.py does not list {listed:?}"
     );
 }
+
+/// Issue 37, item 7: the workflows hardened as actionlint and zizmor check
+/// them (their CI job runs both; zizmor was clean here, actionlint cannot
+/// be fetched on this machine): every action outside this repository is
+/// pinned by a full commit id, every workflow grants no permission at the
+/// top and each job only its own, no checkout keeps its token, and every
+/// release archive and wheel gets a provenance attestation.
+#[test]
+fn the_workflows_pin_actions_grant_least_privilege_and_keep_no_credentials() {
+    for name in ["ci.yml", "release.yml"] {
+        let text =
+            std::fs::read_to_string(repo_root().join(".github/workflows").join(name)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines.contains(&"permissions: {}"),
+            "{name}: no top-level `permissions: {{}}`"
+        );
+        let mut jobs = 0;
+        let mut in_jobs = false;
+        for (i, l) in lines.iter().enumerate() {
+            if *l == "jobs:" {
+                in_jobs = true;
+                continue;
+            }
+            // A job: two spaces, a name, a colon.
+            let job = l.starts_with("  ") && !l.starts_with("   ") && !l.trim().starts_with('#');
+            if in_jobs && job && l.trim_end().ends_with(':') {
+                jobs += 1;
+                let body: Vec<&&str> = lines[i + 1..]
+                    .iter()
+                    .take_while(|b| b.is_empty() || b.starts_with("   "))
+                    .collect();
+                assert!(
+                    body.iter().any(|b| b.starts_with("    permissions:")),
+                    "{name}: job {l} grants no permissions of its own"
+                );
+            }
+            let Some(used) = l
+                .trim_start()
+                .trim_start_matches("- ")
+                .strip_prefix("uses: ")
+            else {
+                continue;
+            };
+            if used.starts_with("./") {
+                continue;
+            }
+            let reference = used.split_whitespace().next().unwrap();
+            let (_, at) = reference.split_once('@').unwrap();
+            assert!(
+                at.len() == 40 && at.bytes().all(|b| b.is_ascii_hexdigit()),
+                "{name}:{}: {reference} is not pinned by commit",
+                i + 1
+            );
+            assert!(
+                used.contains(" # "),
+                "{name}:{}: say which tag {reference} is",
+                i + 1
+            );
+            if reference.starts_with("actions/checkout@") {
+                let with: Vec<&&str> = lines[i + 1..].iter().take(4).collect();
+                assert!(
+                    with.iter()
+                        .any(|w| w.trim() == "persist-credentials: false"),
+                    "{name}:{}: a checkout that keeps its token",
+                    i + 1
+                );
+            }
+        }
+        assert!(jobs >= 2, "{name}: {jobs} jobs found");
+    }
+    let release =
+        std::fs::read_to_string(repo_root().join(".github/workflows/release.yml")).unwrap();
+    assert_eq!(
+        release.matches("actions/attest-build-provenance@").count(),
+        2
+    );
+    let ci = std::fs::read_to_string(repo_root().join(".github/workflows/ci.yml")).unwrap();
+    assert!(
+        ci.contains("./actionlint") && ci.contains("zizmor\" --offline"),
+        "{ci}"
+    );
+}

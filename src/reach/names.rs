@@ -185,7 +185,12 @@ impl Lookup<'_, '_> {
         }
         let bytes = crate::ingest::read_capped(f, 16 << 20).ok()?;
         let mut here = Named::default();
-        self.scan_text(&String::from_utf8_lossy(&bytes), Some(join), false, &mut here);
+        self.scan_text(
+            &String::from_utf8_lossy(&bytes),
+            Some(join),
+            false,
+            &mut here,
+        );
         let here = std::rc::Rc::new(here);
         self.file_scans.borrow_mut().insert(key, here.clone());
         Some(here)

@@ -130,6 +130,20 @@ output summary-file "$work/summary.md"
 # --- diff2test ----------------------------------------------------------------------
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_repo/Cargo.toml" | head -n1)
 inst_root="${RUNNER_TEMP:-$work}/diff2test-install"
+# The repository whose releases hold this action's binaries: the release-repository input;
+# else the one the runner fetched this action from (GITHUB_ACTION_PATH is
+# .../_actions/OWNER/REPO/REF/.github/actions/diff2test; github.action_repository is empty
+# inside a composite action); else, for a local `uses: ./...` action, the workflow's own.
+release_repository() {
+  local path=${GITHUB_ACTION_PATH:-$action_dir}
+  if [[ -n ${D2T_RELEASE_REPOSITORY:-} ]]; then
+    printf '%s\n' "$D2T_RELEASE_REPOSITORY"
+  elif [[ $path =~ /_actions/([^/]+)/([^/]+)/[^/]+/\.github/actions/diff2test/?$ ]]; then
+    printf '%s/%s\n' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+  else
+    printf '%s\n' "${GITHUB_REPOSITORY:-}"
+  fi
+}
 # A released binary of this action's version: the archive and its checksum, checked.
 install_release() {
   local arch target base archive
@@ -141,7 +155,7 @@ install_release() {
   esac
   [[ $(uname -s) == Linux ]] || { echo "no release binary for $(uname -s)" >&2; return 1; }
   command -v curl >/dev/null 2>&1 || { echo "curl is not installed" >&2; return 1; }
-  base=${D2T_RELEASE_URL:-https://github.com/${D2T_ACTION_REPOSITORY:-${GITHUB_REPOSITORY:-}}/releases/download/v$version}
+  base=${D2T_RELEASE_URL:-${D2T_GITHUB_URL:-https://github.com}/$(release_repository)/releases/download/v$version}
   archive=diff2test-v$version-$target.tar.gz
   mkdir -p "$inst_root/release" || return 1
   curl -fsSL --retry 3 -o "$inst_root/release/$archive" "$base/$archive" \
