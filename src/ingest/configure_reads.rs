@@ -796,16 +796,22 @@ impl World<'_> {
             t => Some(match constant(t) {
                 Some(c) => Some(c),
                 None => {
-                    let values = self.values_of(t, ctx, 0);
-                    let truth: Vec<bool> = values
-                        .iter()
-                        .flatten()
-                        .map(|v| !v.contains("${") && constant(v) != Some(false))
-                        .collect();
-                    match values {
-                        Some(_) if truth.iter().all(|&t| t) && !truth.is_empty() => Some(true),
-                        Some(_) if truth.iter().all(|&t| !t) && !truth.is_empty() => Some(false),
-                        _ => None,
+                    // Every value it may have, each known: true when none
+                    // is a false constant, false when all are.
+                    let Some(values) = self.values_of(t, ctx, 0) else {
+                        return Some(None);
+                    };
+                    if values.is_empty() || values.iter().any(|v| v.contains("${")) {
+                        return Some(None);
+                    }
+                    let truth: Vec<bool> =
+                        values.iter().map(|v| constant(v) != Some(false)).collect();
+                    if truth.iter().all(|&t| t) {
+                        Some(true)
+                    } else if truth.iter().all(|&t| !t) {
+                        Some(false)
+                    } else {
+                        None
                     }
                 }
             }),
@@ -1050,6 +1056,10 @@ mod tests {
         assert_eq!(read("\"${A}\""), (true, true));
         assert_eq!(read("A OR C"), (true, true));
         assert_eq!(read("A AND C"), (false, true));
+        // A value still holding a reference is not known to be false.
+        let text = "set(D ${SOMEWHERE})\nif(D)\nfile(READ x.txt v)\nendif()\n";
+        let r = reads(&[("CMakeLists.txt", text)], Some(cache));
+        assert!(r.site_reading("/s/x.txt").is_some());
     }
 
     #[test]
