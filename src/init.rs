@@ -84,19 +84,29 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
     // 1. Top-level paths no evidence references. The binaries looked at are
     // those of the tests as the suggested modes map them: a scripted test's
     // scanned targets, or the target named like it (the template below).
+    // What each test's command line and the files it names name (read once,
+    // for the sections below).
+    let scanned: Vec<(Vec<usize>, Vec<String>)> = (i.catalogue.tests.iter())
+        .map(|test| i.lookup.script_targets(test))
+        .collect();
+    let unmapped_script = |m: &TestMapping| matches!(m, TestMapping::Unmapped(g) if g.code == Code::TestCommandUnmapped);
     // The files scripted tests run and name (their scripts, followed as the
     // scan follows them): referenced, by that test.
-    let run_files: std::cell::RefCell<Vec<(String, String)>> = Default::default();
+    let mut run_files: Vec<(String, String)> = Vec::new();
+    for ((test, m), (_, files)) in i.catalogue.tests.iter().zip(i.mappings).zip(&scanned) {
+        if unmapped_script(m) {
+            run_files.extend(files.iter().map(|f| (f.clone(), test.name.clone())));
+        }
+    }
+    run_files.sort();
     let suggested: Vec<TestMapping> = i
         .catalogue
         .tests
         .iter()
         .zip(i.mappings)
-        .map(|(test, m)| match m {
-            TestMapping::Unmapped(g) if g.code == Code::TestCommandUnmapped => {
-                let (found, files) = i.lookup.script_targets(test);
-                let mut r = run_files.borrow_mut();
-                r.extend(files.into_iter().map(|f| (f, test.name.clone())));
+        .zip(&scanned)
+        .map(|((test, m), (found, _))| match m {
+            m if unmapped_script(m) => {
                 let direct = if found.is_empty() {
                     model
                         .targets
@@ -105,7 +115,7 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
                         .into_iter()
                         .collect()
                 } else {
-                    found
+                    found.clone()
                 };
                 if direct.is_empty() {
                     m.clone()
@@ -117,8 +127,6 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         })
         .collect();
     let holdings = Holdings::scan(i.graph, &suggested, i.max_bytes);
-    let mut run_files = run_files.into_inner();
-    run_files.sort();
     // The source tree's top-level entries, then, for a project in a
     // subdirectory of its repository, those of each directory up to the
     // repository's top (`../web`), except the one holding the project.
@@ -240,7 +248,7 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
     let mut computed = Vec::new();
     let mut named_but_computed = Vec::new();
     let mut other = Vec::new();
-    for (test, m) in i.catalogue.tests.iter().zip(i.mappings) {
+    for ((test, m), (found, abs_files)) in i.catalogue.tests.iter().zip(i.mappings).zip(&scanned) {
         let TestMapping::Unmapped(gap) = m else {
             continue;
         };
@@ -248,13 +256,12 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
             other.push((test.name.clone(), gap.code.as_str()));
             continue;
         }
-        let (found, abs_files) = i.lookup.script_targets(test);
         let files: Vec<String> = abs_files.iter().map(|f| rel(f)).collect();
         if files.is_empty() {
             other.push((test.name.clone(), gap.code.as_str()));
         } else if found.is_empty() {
             computed.push((test.name.clone(), files));
-        } else if crate::declare::runs_a_computed_name(i.lookup, test, &abs_files) {
+        } else if crate::declare::runs_a_computed_name(i.lookup, test, abs_files) {
             // The scan refuses it; a rule that takes what it names may not.
             let names: Vec<&str> = found
                 .iter()
@@ -416,9 +423,8 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
     let mut by_pattern: std::collections::BTreeMap<String, Vec<(String, String)>> =
         Default::default();
     let mut listed: crate::fasthash::FastMap<String, Vec<String>> = Default::default();
-    for test in &i.catalogue.tests {
-        let (_, files) = i.lookup.script_targets(test);
-        for f in &files {
+    for (test, (_, files)) in i.catalogue.tests.iter().zip(&scanned) {
+        for f in files {
             let Some((dir, script)) = f.rsplit_once('/') else {
                 continue;
             };

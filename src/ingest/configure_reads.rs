@@ -752,27 +752,33 @@ impl World<'_> {
     }
 
     fn or(&self, a: &[Arg], at: &mut usize, ctx: &Context) -> Option<Option<bool>> {
-        let mut v = self.and(a, at, ctx)?;
-        while a.get(*at).is_some_and(|x| !x.quoted && x.text == "OR") {
-            *at += 1;
-            let r = self.and(a, at, ctx)?;
-            v = match (v, r) {
-                (Some(true), _) | (_, Some(true)) => Some(true),
-                (Some(false), Some(false)) => Some(false),
-                _ => None,
-            };
-        }
-        Some(v)
+        self.chain(a, at, ctx, ("OR", true), Self::and)
     }
 
     fn and(&self, a: &[Arg], at: &mut usize, ctx: &Context) -> Option<Option<bool>> {
-        let mut v = self.not(a, at, ctx)?;
-        while a.get(*at).is_some_and(|x| !x.quoted && x.text == "AND") {
+        self.chain(a, at, ctx, ("AND", false), Self::not)
+    }
+
+    /// `operand (OP operand)*`, three-valued: one operand equal to
+    /// `absorbing` decides it (true for OR, false for AND), all known
+    /// otherwise give the other value, else unknown. `operand` is the next
+    /// step of the grammar: unparsable (`None`), or its three-valued value.
+    #[allow(clippy::type_complexity)]
+    fn chain(
+        &self,
+        a: &[Arg],
+        at: &mut usize,
+        ctx: &Context,
+        (op, absorbing): (&str, bool),
+        operand: fn(&Self, &[Arg], &mut usize, &Context) -> Option<Option<bool>>,
+    ) -> Option<Option<bool>> {
+        let mut v = operand(self, a, at, ctx)?;
+        while a.get(*at).is_some_and(|x| !x.quoted && x.text == op) {
             *at += 1;
-            let r = self.not(a, at, ctx)?;
+            let r = operand(self, a, at, ctx)?;
             v = match (v, r) {
-                (Some(false), _) | (_, Some(false)) => Some(false),
-                (Some(true), Some(true)) => Some(true),
+                (Some(x), _) | (_, Some(x)) if x == absorbing => Some(absorbing),
+                (Some(_), Some(_)) => Some(!absorbing),
                 _ => None,
             };
         }
@@ -821,41 +827,40 @@ impl World<'_> {
 
 /// `if()`'s operators and tests (any of them: the condition is not evaluated).
 fn is_operator(t: &str) -> bool {
-    t.chars().all(|c| c.is_ascii_uppercase() || c == '_')
-        && matches!(
-            t,
-            "EXISTS"
-                | "COMMAND"
-                | "POLICY"
-                | "TARGET"
-                | "TEST"
-                | "DEFINED"
-                | "IS_DIRECTORY"
-                | "IS_SYMLINK"
-                | "IS_ABSOLUTE"
-                | "IS_READABLE"
-                | "IS_WRITABLE"
-                | "IS_EXECUTABLE"
-                | "IS_NEWER_THAN"
-                | "MATCHES"
-                | "LESS"
-                | "GREATER"
-                | "EQUAL"
-                | "LESS_EQUAL"
-                | "GREATER_EQUAL"
-                | "STRLESS"
-                | "STRGREATER"
-                | "STREQUAL"
-                | "STRLESS_EQUAL"
-                | "STRGREATER_EQUAL"
-                | "VERSION_LESS"
-                | "VERSION_GREATER"
-                | "VERSION_EQUAL"
-                | "VERSION_LESS_EQUAL"
-                | "VERSION_GREATER_EQUAL"
-                | "IN_LIST"
-                | "PATH_EQUAL"
-        )
+    matches!(
+        t,
+        "EXISTS"
+            | "COMMAND"
+            | "POLICY"
+            | "TARGET"
+            | "TEST"
+            | "DEFINED"
+            | "IS_DIRECTORY"
+            | "IS_SYMLINK"
+            | "IS_ABSOLUTE"
+            | "IS_READABLE"
+            | "IS_WRITABLE"
+            | "IS_EXECUTABLE"
+            | "IS_NEWER_THAN"
+            | "MATCHES"
+            | "LESS"
+            | "GREATER"
+            | "EQUAL"
+            | "LESS_EQUAL"
+            | "GREATER_EQUAL"
+            | "STRLESS"
+            | "STRGREATER"
+            | "STREQUAL"
+            | "STRLESS_EQUAL"
+            | "STRGREATER_EQUAL"
+            | "VERSION_LESS"
+            | "VERSION_GREATER"
+            | "VERSION_EQUAL"
+            | "VERSION_LESS_EQUAL"
+            | "VERSION_GREATER_EQUAL"
+            | "IN_LIST"
+            | "PATH_EQUAL"
+    )
 }
 
 /// `if()`'s named constants: `Some(true)` for 1, ON, YES, TRUE, Y and
