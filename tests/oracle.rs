@@ -3657,31 +3657,6 @@ fn precision_a_boundary_over_dependency_evidence_is_not_applied_and_named() {
     o.expect_fallback_naming(3, "reason POLICY_BOUNDARY_CONTRADICTED: docs/guide.md: policy [[boundary]] 1 (\"**\") is not applied: it covers CMakeLists.txt (\"**\"), which is a CMake input");
 }
 
-/// A boundary over `.github/**` is right until configure may read any file
-/// (a read through a name `string()` computes): the change under it then
-/// falls back naming the rule and its own reason, exit 3 (it was 2).
-#[test]
-fn precision_a_boundary_over_a_path_configure_may_read_falls_back_naming_the_rule() {
-    let cmake = format!(
-        "{PROLOGUE}string(CONCAT p \"${{CMAKE_CURRENT_SOURCE_DIR}}\" \"/version.txt\")\n\
-         file(STRINGS ${{p}} v)\n\
-         add_executable(app app.cpp)\n\
-         add_test(NAME t_app COMMAND app)\n{BYSTANDER}"
-    );
-    let o = Scenario::new("p-boundary-github")
-        .file("CMakeLists.txt", &cmake)
-        .file("version.txt", "1\n")
-        .file(".github/workflows/ci.yml", "on: push\n")
-        .file("app.cpp", &main_checking("", "1 + 1 == 2"))
-        .with_bystander()
-        .policy("[[boundary]]\npaths = [\".github/**\"]\nwhy = \"CI configuration: no build step or test reads it\"\n")
-        .edit(".github/workflows/ci.yml", "on: [push, pull_request]\n")
-        .run();
-    o.assert_oracle_may_be_vacuous();
-    o.expect_fallback_naming(3, "reason POLICY_BOUNDARY_CONTRADICTED: .github/workflows/ci.yml: policy [[boundary]] 1 (\".github/**\") is not applied: it covers .github/workflows/ci.yml, which is a CMake input");
-    o.expect_stderr(&["reason CHANGE_BUILD_CONFIG: .github/workflows/ci.yml: configure reads it"]);
-}
-
 #[test]
 fn precision_a_data_change_selects_exactly_the_tests_that_name_it() {
     let cmake = format!(
@@ -4936,17 +4911,21 @@ fn a_static_library_with_debug_info_at_the_top_references_no_readme() {
     );
 }
 
-/// An empty change set (a re-run, an empty commit) selects nothing, exit 0:
-/// base and head are the same tree, built and run whole at both, and no
-/// test's result changes.
-#[test]
-fn an_empty_change_set_selects_nothing() {
-    let o = Scenario::new("c31-empty-change-set")
+/// A project whose CMakeLists.txt adds `tests` (and a test `t` and the
+/// bystander), run with an empty change set; checks the empty selection.
+fn empty_change_set(name: &str, tests: &str, files: &[(&str, &str)]) -> Outcome {
+    let mut s = Scenario::new(name)
         .file(
             "CMakeLists.txt",
-            &format!("{PROLOGUE}add_executable(t t.cpp)\nadd_test(NAME t COMMAND t)\n{BYSTANDER}"),
+            &format!(
+                "{PROLOGUE}add_executable(t t.cpp)\nadd_test(NAME t COMMAND t)\n{tests}{BYSTANDER}"
+            ),
         )
-        .file("t.cpp", "int main() { return 0; }\n")
+        .file("t.cpp", "int main() { return 0; }\n");
+    for (path, text) in files {
+        s = s.file(path, text);
+    }
+    let o = s
         .with_bystander()
         .no_changed_list()
         .arg("--changed-from")
@@ -4956,6 +4935,15 @@ fn an_empty_change_set_selects_nothing() {
     assert!(o.changed_results().is_empty());
     o.expect_exact_subset(&[]);
     o.expect_stderr(&["the change set is empty"]);
+    o
+}
+
+/// An empty change set (a re-run, an empty commit) selects nothing, exit 0:
+/// base and head are the same tree, built and run whole at both, and no
+/// test's result changes.
+#[test]
+fn an_empty_change_set_selects_nothing() {
+    empty_change_set("c31-empty-change-set", "", &[]);
 }
 
 /// The same with a test the evidence cannot map (a script): with nothing
@@ -4963,22 +4951,11 @@ fn an_empty_change_set_selects_nothing() {
 /// promised 0).
 #[test]
 fn an_empty_change_set_with_an_unmapped_test_selects_nothing() {
-    let o = Scenario::new("c37-empty-change-set-unmapped")
-        .file(
-            "CMakeLists.txt",
-            &format!("{PROLOGUE}add_executable(t t.cpp)\nadd_test(NAME t COMMAND t)\nadd_test(NAME s COMMAND sh ${{CMAKE_CURRENT_SOURCE_DIR}}/s.sh)\n{BYSTANDER}"),
-        )
-        .file("t.cpp", "int main() { return 0; }\n")
-        .file("s.sh", "n=t\nexec \"./${n}\"\n")
-        .with_bystander()
-        .no_changed_list()
-        .arg("--changed-from")
-        .arg("/dev/null")
-        .run();
-    o.assert_oracle_may_be_vacuous();
-    assert!(o.changed_results().is_empty());
-    o.expect_exact_subset(&[]);
-    o.expect_stderr(&["the change set is empty"]);
+    let o = empty_change_set(
+        "c37-empty-change-set-unmapped",
+        "add_test(NAME s COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/s.sh)\n",
+        &[("s.sh", "n=t\nexec \"./${n}\"\n")],
+    );
     assert!(
         !o.run.stderr.contains("TEST_COMMAND_UNMAPPED"),
         "{}",

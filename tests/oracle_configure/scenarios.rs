@@ -45,20 +45,26 @@ fn oracle_configure_read_of_a_program_found_outside_the_tree_reads_nothing_of_it
     o.expect_exact_subset(&["t_app"]);
 }
 
+/// A project whose configure reads `read` through a name `string()`
+/// computes (not resolved: configure may read any file).
+fn computed_read_scenario(name: &str, read: &str) -> Scenario {
+    let cmake = format!(
+        "{PROLOGUE}string(CONCAT p \"${{CMAKE_CURRENT_SOURCE_DIR}}\" \"/{read}\")\n\
+         file(STRINGS ${{p}} read_lines)\n\
+         add_executable(app app.cpp)\n\
+         add_test(NAME t_app COMMAND app)\n{BYSTANDER}"
+    );
+    Scenario::new(name)
+        .file("CMakeLists.txt", &cmake)
+        .file("app.cpp", &main_checking("", "1 + 1 == 2"))
+        .with_bystander()
+}
+
 /// A name `string()` computes is not resolved: configure may read any file
 /// (here it does read `app.cpp`): the whole suite, naming the remedy.
 #[test]
 fn oracle_configure_read_of_a_computed_name_falls_back_naming_the_snapshot() {
-    let cmake = format!(
-        "{PROLOGUE}string(CONCAT p \"${{CMAKE_CURRENT_SOURCE_DIR}}\" \"/app.cpp\")\n\
-         file(STRINGS ${{p}} app_lines)\n\
-         add_executable(app app.cpp)\n\
-         add_test(NAME t_app COMMAND app)\n{BYSTANDER}"
-    );
-    let o = Scenario::new("cr-computed")
-        .file("CMakeLists.txt", &cmake)
-        .file("app.cpp", &main_checking("", "1 + 1 == 2"))
-        .with_bystander()
+    let o = computed_read_scenario("cr-computed", "app.cpp")
         .edit("app.cpp", &main_checking("", "1 + 1 == 3"))
         .run();
     o.assert_oracle();
@@ -68,6 +74,22 @@ fn oracle_configure_read_of_a_computed_name_falls_back_naming_the_snapshot() {
         "file(STRINGS ${p} …) at CMakeLists.txt:5",
         "--base-snapshot",
     ]);
+}
+
+/// A boundary over `.github/**` is right until configure may read any file
+/// (a read through a name `string()` computes): the change under it then
+/// falls back naming the rule and its own reason, exit 3 (it was 2).
+#[test]
+fn precision_a_boundary_over_a_path_configure_may_read_falls_back_naming_the_rule() {
+    let o = computed_read_scenario("p-boundary-github", "version.txt")
+        .file("version.txt", "1\n")
+        .file(".github/workflows/ci.yml", "on: push\n")
+        .policy("[[boundary]]\npaths = [\".github/**\"]\nwhy = \"CI configuration: no build step or test reads it\"\n")
+        .edit(".github/workflows/ci.yml", "on: [push, pull_request]\n")
+        .run();
+    o.assert_oracle_may_be_vacuous();
+    o.expect_fallback_naming(3, "reason POLICY_BOUNDARY_CONTRADICTED: .github/workflows/ci.yml: policy [[boundary]] 1 (\".github/**\") is not applied: it covers .github/workflows/ci.yml, which is a CMake input");
+    o.expect_stderr(&["reason CHANGE_BUILD_CONFIG: .github/workflows/ci.yml: configure reads it"]);
 }
 
 /// brotli's `read_macro(PATH …)`: the function's parameter is what its
