@@ -74,8 +74,12 @@ impl Lookup<'_, '_> {
                     // the build tree (libexpat's `bash run.sh $<TARGET_FILE:runtests>`,
                     // `run.sh` configured from `run.sh.in`, a CMake input).
                     let in_build = paths::is_within(&p, build);
+                    // (Not a target's artifact or a build step's output: a
+                    // program a later reconfigure left older than the reply.)
                     let ours = if in_build {
                         self.kind(&p) == super::lookup::Kind::ConfigureTime
+                            && self.graph.artifact_owners(&p).is_empty()
+                            && !self.outputs.contains_key(p.as_str())
                     } else {
                         paths::is_within(&p, src)
                     };

@@ -147,10 +147,8 @@ fn oracle_configure_read_through_a_function_parameter_reads_what_its_calls_pass(
 /// run.cmake` (brotli) and `bash run.sh $<TARGET_FILE:tool>` with `run.sh`
 /// configured into the build tree (libexpat). The scripts name no artifact
 /// (they run what their argument or variable holds); the command lines do.
-/// With the scan, each test is mapped to `tool`: a change to it selects
-/// exactly those three.
-#[test]
-fn oracle_the_scan_maps_the_artifacts_a_scripted_tests_command_line_names() {
+/// With the scan, each test is mapped to `tool`.
+fn command_line_artifacts_scenario(name: &str) -> Scenario {
     let cmake = format!(
         "{PROLOGUE}add_executable(tool tool.cpp)\n\
          add_test(NAME t_py COMMAND python3 ${{CMAKE_CURRENT_SOURCE_DIR}}/run.py $<TARGET_FILE:tool>)\n\
@@ -159,7 +157,7 @@ fn oracle_the_scan_maps_the_artifacts_a_scripted_tests_command_line_names() {
          add_test(NAME t_sh COMMAND bash run.sh $<TARGET_FILE:tool>)\n\
          {BYSTANDER}"
     );
-    let o = Scenario::new("cl-artifacts")
+    Scenario::new(name)
         .file("run.sh.in", "case \"@CMAKE_SYSTEM_NAME@\" in\n*) exec \"$@\" ;;\nesac\n")
         .file("CMakeLists.txt", &cmake)
         .file(
@@ -170,17 +168,49 @@ fn oracle_the_scan_maps_the_artifacts_a_scripted_tests_command_line_names() {
             "run.cmake",
             "execute_process(COMMAND ${EXE} RESULT_VARIABLE r)\nif(r)\n  message(FATAL_ERROR \"tool failed: ${r}\")\nendif()\n",
         )
-        .file("tool.cpp", &main_checking("", "1 + 1 == 2"))
+        // Its bytes hold text a script scan takes for a computed name (`x$y`).
+        .file("tool.cpp", &main_checking(TOOL_DATA, "marker[0] == 'p'"))
         .with_bystander()
         .policy(SCAN)
-        .edit("tool.cpp", &main_checking("", "1 + 1 == 3"))
-        .run();
+        .edit("tool.cpp", &main_checking(TOOL_DATA, "marker[0] == 'q'"))
+}
+
+const TOOL_DATA: &str = "extern const char marker[];\nconst char marker[] = \"price$100\";";
+
+/// A change to `tool` selects exactly the three.
+#[test]
+fn oracle_the_scan_maps_the_artifacts_a_scripted_tests_command_line_names() {
+    let o = command_line_artifacts_scenario("cl-artifacts").run();
     o.assert_oracle();
     o.expect_changed("t_py");
     o.expect_changed("t_cm");
     o.expect_changed("t_sh");
     o.expect_exact_subset(&["t_cm", "t_py", "t_sh"]);
     o.expect_stderr(&["assume SCRIPTS 1"]);
+}
+
+/// The same after a reconfigure that relinked nothing: `tool` is older than
+/// the File API reply, as a file configure wrote would be. A program is no
+/// script configure wrote: it is the artifact the test runs, not a text to
+/// scan (its bytes, scanned as a script's, "computed names" and the scan
+/// refused the test: libexpat's `runtests`, on a real history).
+#[test]
+fn oracle_the_scan_maps_an_artifact_older_than_the_reply() {
+    let o = command_line_artifacts_scenario("cl-artifacts-aged")
+        .after_head_build(|ctx| {
+            let reply = ctx.build.join(".cmake/api/v1/reply");
+            let index = std::fs::read_dir(&reply)
+                .unwrap()
+                .flatten()
+                .find(|e| e.file_name().to_string_lossy().starts_with("index-"))
+                .unwrap();
+            let then = filetime::FileTime::from_last_modification_time(&index.metadata().unwrap());
+            let older = filetime::FileTime::from_unix_time(then.unix_seconds() - 60, 0);
+            filetime::set_file_mtime(ctx.build.join("tool"), older).unwrap();
+        })
+        .run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["t_cm", "t_py", "t_sh"]);
 }
 
 const SCAN: &str = "scripts = \"scan\"\n";
