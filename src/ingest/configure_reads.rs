@@ -109,7 +109,29 @@ struct Script {
     rel: String,
     /// A `CMakeLists.txt`: its directory is `CMAKE_CURRENT_SOURCE_DIR`.
     lists: bool,
-    cmds: Vec<Command>,
+    text: String,
+    /// Its commands, parsed when first asked (most scripts of a large
+    /// project read no file: only calls and writers need them).
+    parsed: OnceLock<Vec<Command>>,
+}
+
+impl Script {
+    fn cmds(&self) -> &[Command] {
+        self.parsed.get_or_init(|| commands(&self.text))
+    }
+
+    /// Whether `file` followed by `(` occurs (any case): only then may it
+    /// hold a reading `file()` call.
+    fn may_call_file(&self) -> bool {
+        let b = self.text.as_bytes();
+        (0..b.len().saturating_sub(4)).any(|i| {
+            b[i..i + 4].eq_ignore_ascii_case(b"file")
+                && b[i + 4..]
+                    .iter()
+                    .find(|c| !matches!(c, b' ' | b'\t'))
+                    .is_some_and(|&c| c == b'(')
+        })
+    }
 }
 
 /// A reading `file()` call: where, and what encloses it.
@@ -173,7 +195,8 @@ pub fn scan(reader: &Reader, model: &Codemodel) -> ConfigureReads {
             dir: dir.to_owned(),
             rel: paths::relative_to(input, &model.source_root),
             lists: input.ends_with("/CMakeLists.txt"),
-            cmds: commands(&text),
+            text: text.into_owned(),
+            parsed: OnceLock::new(),
         });
     }
     let load = || {
@@ -279,7 +302,10 @@ fn read_calls(scripts: &[Script]) -> Vec<ReadCall> {
     for (si, script) in scripts.iter().enumerate() {
         let mut function: Option<(String, Vec<String>)> = None;
         let mut frames: Vec<Frame> = Vec::new();
-        for (ci, c) in script.cmds.iter().enumerate() {
+        if !script.may_call_file() {
+            continue;
+        }
+        for (ci, c) in script.cmds().iter().enumerate() {
             match c.name.as_str() {
                 "function" | "macro" => {
                     let mut w = c.words().map(str::to_owned);
@@ -447,7 +473,7 @@ fn writers(reader: &Reader, inputs: &[String], scripts: &[Script]) -> Writers {
             source_dir: s.lists.then(|| s.dir.clone()),
             params: Vec::new(),
         };
-        record(&s.cmds, at);
+        record(s.cmds(), at);
     }
     let own: FastSet<&str> = scripts.iter().map(|s| s.path.as_str()).collect();
     for input in inputs.iter().filter(|i| !own.contains(i.as_str())) {
@@ -574,7 +600,7 @@ impl World<'_> {
     /// Resolves read call `r` into `out`.
     fn add(&self, r: &ReadCall, out: &mut ConfigureReads) {
         let script = &self.scripts[r.script];
-        let c = &script.cmds[r.cmd];
+        let c = &script.cmds()[r.cmd];
         let sub = c.args[0].text.to_ascii_uppercase();
         let arg = &c.args[1].text;
         let site = format!(
@@ -615,7 +641,7 @@ impl World<'_> {
         let mut out = Vec::new();
         for s in self.scripts {
             let mut inside = false;
-            for c in &s.cmds {
+            for c in s.cmds() {
                 match c.name.as_str() {
                     "function" | "macro" => inside = true,
                     "endfunction" | "endmacro" => inside = false,
@@ -904,7 +930,8 @@ mod tests {
                     rel: (*p).to_owned(),
                     path,
                     dir,
-                    cmds: commands(t),
+                    text: (*t).to_owned(),
+                    parsed: OnceLock::new(),
                 }
             })
             .collect();
