@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Selection time on a real project's build (beside the synthetic presets of bench/run.sh).
 #
-#   bash bench/real.sh [--repo URL|DIR] [--commit SHA] [--pairs N] [--runs N] [--dir DIR]
+#   bash bench/real.sh [--repo URL|DIR | --src CHECKOUT] [--commit SHA] [--pairs N] [--runs N] [--dir DIR]
 #
 # Default project: google/brotli at 8e10eeb (28 CTest tests, all `cmake -P` scripts that run the
 # `brotli` program: the scan's command-line mapping, configure reads through a helper function,
@@ -16,6 +16,7 @@
 #
 #   D2T_BIN=PATH   time this binary (default: target/release/diff2test, built if missing)
 #
+# --src CHECKOUT uses an existing clone (checked out at the commit) instead of cloning.
 # Needs git, cmake, ninja, a C compiler and network access for the first clone (or --repo DIR).
 set -euo pipefail
 repo=https://github.com/google/brotli
@@ -23,9 +24,11 @@ commit=8e10eeb3378f6c459dbaf033ca6727e9816afccb
 pairs=10
 runs=5
 dir=${TMPDIR:-/tmp}/diff2test-bench-real-brotli
+src_arg=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --repo) repo=$2; shift 2 ;;
+    --src) src_arg=$2; shift 2 ;;
     --commit) commit=$2; shift 2 ;;
     --pairs) pairs=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
@@ -41,7 +44,7 @@ fi
 for tool in git cmake ninja cc; do
   command -v "$tool" >/dev/null || { echo "bench/real.sh: needs $tool" >&2; exit 2; }
 done
-src=$dir/src
+src=${src_arg:-$dir/src}
 build=$dir/build
 mkdir -p "$dir"
 if [[ ! -d $src/.git ]]; then
