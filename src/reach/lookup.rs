@@ -55,7 +55,8 @@ pub struct Lookup<'g, 'm> {
     /// What a scripted test's file names, by (file, the directory relative
     /// names are joined to): tests that run one script, or pass one data
     /// file, share one scan (`Lookup::script_targets`).
-    pub(super) file_scans: std::cell::RefCell<FastMap<(String, String), std::rc::Rc<super::Named>>>,
+    pub(super) file_scans:
+        std::cell::RefCell<FastMap<(String, String), std::rc::Rc<super::named::Named>>>,
 }
 
 impl<'g, 'm> Lookup<'g, 'm> {
