@@ -75,27 +75,28 @@ pub fn apply(
     if !holdings.gaps.is_empty() {
         return (Vec::new(), holdings.gaps);
     }
+    // Every source-tree file a test names, read once.
+    let named = files_named(reaches, max_bytes);
     let mut script_dirs: Vec<(String, String)> = Vec::new(); // (dir, script)
-    let mut seen: FastSet<&str> = FastSet::default();
-    for r in reaches {
-        for s in &r.source {
-            if seen.insert(s.as_str()) {
-                if let Some(ups) = self_locating(s, max_bytes) {
-                    // From its directory, as far up as its relative paths climb
-                    // (`"$(dirname "$0")/../../testdata"`).
-                    let mut dir = s.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
-                    for _ in 0..ups {
-                        match dir.rsplit_once('/') {
-                            Some((up, _)) if !up.is_empty() => dir = up.to_owned(),
-                            _ => break,
-                        }
-                    }
-                    script_dirs.push((dir, s.clone()));
+    for (s, bytes) in &named {
+        if let Some(ups) = self_locating(bytes) {
+            // From its directory, as far up as its relative paths climb
+            // (`"$(dirname "$0")/../../testdata"`).
+            let mut dir = s.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+            for _ in 0..ups {
+                match dir.rsplit_once('/') {
+                    Some((up, _)) if !up.is_empty() => dir = up.to_owned(),
+                    _ => break,
                 }
             }
+            script_dirs.push((dir, s.clone()));
         }
     }
-    let named_texts = texts_named(reaches, max_bytes);
+    // The plain-text ones (UTF-8, no NUL byte): scripts, manifests, lists.
+    let named_texts: Vec<(&String, &str)> = (named.iter())
+        .filter_map(|(s, b)| Some((s, std::str::from_utf8(b).ok()?)))
+        .filter(|(_, t)| !t.contains('\0'))
+        .collect();
     let mut uses = Vec::new();
     for c in changed.iter_mut().filter(|c| open(c)) {
         let rel = paths::relative_to(&c.abs, &model.source_root);
@@ -182,9 +183,9 @@ pub fn apply(
     (uses, Vec::new())
 }
 
-/// The text of every source-tree file a test names that is text (UTF-8, no
-/// NUL byte): scripts, manifests, lists.
-fn texts_named(reaches: &[TestReach], max_bytes: u64) -> Vec<(String, String)> {
+/// Every regular source-tree file a test names (at most `max_bytes`), with
+/// its bytes, each once.
+fn files_named(reaches: &[TestReach], max_bytes: u64) -> Vec<(String, Vec<u8>)> {
     let mut seen: FastSet<&str> = FastSet::default();
     let mut out = Vec::new();
     for s in reaches.iter().flat_map(|r| &r.source) {
@@ -195,25 +196,18 @@ fn texts_named(reaches: &[TestReach], max_bytes: u64) -> Vec<(String, String)> {
             Ok(m) if m.is_file() && m.len() <= max_bytes => {}
             _ => continue,
         }
-        if let Ok(Ok(t)) = std::fs::read(s).map(String::from_utf8) {
-            if !t.contains('\0') {
-                out.push((s.clone(), t));
-            }
+        if let Ok(b) = std::fs::read(s) {
+            out.push((s.clone(), b));
         }
     }
     out
 }
 
-/// When the file at `path` is a script that finds files relative to itself:
+/// When a file holding `b` is a script that finds files relative to itself:
 /// how many levels its relative paths climb (the longest run of `../`, plus
 /// one per `dirname` or `.parent` beyond the first).
-fn self_locating(path: &str, max_bytes: u64) -> Option<usize> {
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_file() && m.len() <= max_bytes => {}
-        _ => return None,
-    }
-    let b = std::fs::read(path).ok()?;
-    let text = String::from_utf8_lossy(&b);
+fn self_locating(b: &[u8]) -> Option<usize> {
+    let text = String::from_utf8_lossy(b);
     if !SELF_LOCATING.iter().any(|i| text.contains(i)) {
         return None;
     }
