@@ -65,16 +65,6 @@ pub fn analyse_request(req: &Request, policy: Policy) -> Analysis {
     a
 }
 
-/// The tests mapped while the depfiles are read, on the codemodel's graph.
-struct Mapped<'m> {
-    graph: Graph<'m>,
-    mappings: Vec<TestMapping>,
-    config_gaps: Vec<Gap>,
-    /// Read on this thread while the helpers read the depfiles.
-    recorded: ingest::custom_commands::Recorded,
-    configure_reads: ingest::configure_reads::ConfigureReads,
-}
-
 /// Everything the walk stands on, once the evidence is read and audited.
 struct Evidence<'m> {
     model: &'m Codemodel,
@@ -103,61 +93,46 @@ fn analyse_evidence(
     let mut d = Decision::default();
     // A snapshot (made, or compared with a base's) fingerprints the evidence as it is parsed.
     let fingerprints = req.snapshot || (req.base_snapshot.is_some() && a.policy.compare_mode(true));
-    let build_req = ingest::build::Request {
-        source_dir: &req.source_dir,
-        build_dir: &req.build_dir,
-        dep_list: &req.dep_list,
-        config: req.config.as_deref(),
-        fingerprints,
-    };
-    let parse = || {
-        ctest_bytes.and_then(|bytes| {
-            let max_tests = req.limits.max_tests;
-            ingest::ctest::parse(
-                &bytes,
-                &req.ctest_json,
-                &req.build_dir,
-                max_tests,
-                // The document is kept for a snapshot's and a record's entry fingerprints.
-                fingerprints || req.record.is_some(),
-            )
-        })
-    };
-    let map = |catalogue: &Result<Catalogue, Gap>,
-               model,
-               custom_edges: Option<&[ingest::ninja_manifest::OwnedEdge]>| {
-        let graph = Graph::new(model);
-        let empty = Catalogue::default();
-        let cat = catalogue.as_ref().unwrap_or(&empty);
-        let (mappings, config_gaps) = (graph.map_tests(cat), graph.config_gaps(cat));
-        Mapped {
-            graph,
-            mappings,
-            config_gaps,
-            recorded: ingest::custom_commands::parse(reader, model, custom_edges),
-            configure_reads: ingest::configure_reads::scan(reader, model),
-        }
-    };
-    let build = ingest::build::read(reader, &build_req, model_cell, parse, map);
-    let catalogue = build.first;
+    let ingested = ingest::build::read(
+        reader,
+        ingest::build::Request {
+            source_dir: &req.source_dir,
+            build_dir: &req.build_dir,
+            dep_list: &req.dep_list,
+            config: req.config.as_deref(),
+            fingerprints,
+            ctest_bytes,
+            ctest_json: &req.ctest_json,
+            max_tests: req.limits.max_tests,
+            // The document is kept for a snapshot's and a record's entry fingerprints.
+            keep_ctest_document: fingerprints || req.record.is_some(),
+        },
+        model_cell,
+    );
+    let catalogue = ingested.catalogue;
     let cat = catalogue.as_ref().ok();
     d.extend(catalogue.as_ref().err().cloned());
     if let Some(c) = cat {
         a.flow_groups = reach::flow_groups(c, &[]);
     }
-    let (Some(model), Some(mapped)) = (build.model, build.with_model) else {
-        d.extend(build.gaps);
+    let Some(modelled) = ingested.modelled else {
+        d.extend(ingested.gaps);
         finish_early(&mut a, d, cat, reader);
         return (a, catalogue);
     };
-    let Mapped {
-        mut graph,
-        mappings,
-        config_gaps,
+    let ingest::build::Modelled {
+        model,
+        deps,
         recorded,
         configure_reads,
-    } = mapped;
-    let deps = build.deps;
+        list_failed,
+    } = modelled;
+    let mut graph = Graph::new(model);
+    let empty = Catalogue::default();
+    let (mappings, config_gaps) = {
+        let cat = cat.unwrap_or(&empty);
+        (graph.map_tests(cat), graph.config_gaps(cat))
+    };
     if let Some(v) = &req.vouched {
         d.extend(unvouched_prerequisites(v, &deps, model, &req.source_dir));
     }
@@ -165,7 +140,7 @@ fn analyse_evidence(
     // A custom command's depfile in the dependency list is that command's
     // evidence (read with it), not a unit's that failed to map.
     d.extend(
-        build
+        ingested
             .gaps
             .into_iter()
             .filter(|g| !custom.lists_depfile_of(g)),
@@ -196,7 +171,7 @@ fn analyse_evidence(
         &mut d,
         cat,
         &mut ev,
-        (listed, build.list_failed),
+        (listed, list_failed),
     ) {
         return (a, catalogue);
     }

@@ -1,21 +1,26 @@
-//! The build's evidence, read on every core: the File API codemodel and the
-//! dependency evidence (`.d` files, Ninja's deps log), with the aliases,
-//! assembler includes and autogen outputs joined to it.
+//! The build's evidence, read on every core and returned as one value: the
+//! CTest catalogue, the File API codemodel, the dependency evidence (`.d`
+//! files, Ninja's deps log, with the aliases, assembler includes and autogen
+//! outputs joined to it), the custom commands and the configure reads.
 //!
-//! The threads live here. Helpers start reading depfiles at once; this
-//! thread runs the caller's `first` step (the catalogue's parse), loads the
-//! codemodel, hands it to the helpers (so that they map each depfile to its
-//! unit as they read it), runs the caller's `with_model` step (the test
-//! mapping) while they read, and then joins the reading. Without a codemodel
-//! the depfiles are still read to the end, so the evidence read (and its
-//! identity) never depends on timing.
+//! The threads live here, and nothing of the caller runs on them. Helpers
+//! start reading depfiles at once; this thread parses the catalogue, opens the
+//! codemodel (index and codemodel objects), starts a thread on a Ninja build's
+//! manifest and log as soon as the codemodel names them, and reads the target
+//! objects; the codemodel is then handed to the helpers (so that they map each
+//! depfile to its unit as they read it). The dependency evidence is joined and
+//! audited on one thread while this one parses the custom commands and another
+//! scans the configure reads. Without a codemodel the depfiles are still read
+//! to the end, so the evidence read (and its identity) never depends on timing.
 
 use std::sync::OnceLock;
 
+use super::configure_reads::{self, ConfigureReads};
+use super::ctest::Catalogue;
+use super::custom_commands::{self, Recorded};
 use super::depfile::{self, DepEvidence, ReadJob, SourceIndex};
 use super::file_api::{self, Codemodel};
-use super::ninja_manifest::OwnedEdge;
-use super::{autogen, threads, Reader};
+use super::{autogen, ninja_log, threads, Reader};
 use crate::reason::{Code, Gap};
 
 /// What the build's evidence is read from.
@@ -30,92 +35,148 @@ pub struct Request<'a> {
     pub config: Option<&'a str>,
     /// Fingerprint the evidence as it is parsed (for a snapshot).
     pub fingerprints: bool,
+    /// The catalogue's bytes (read before anything else, so that what it says
+    /// never depends on timing), or why they could not be read.
+    pub ctest_bytes: Result<Vec<u8>, Gap>,
+    /// `--ctest-json`, as the catalogue's gaps name it.
+    pub ctest_json: &'a str,
+    /// `--max-tests`.
+    pub max_tests: usize,
+    /// Keep the catalogue's document (a snapshot's and a record's entry
+    /// fingerprints need it).
+    pub keep_ctest_document: bool,
 }
 
-/// The build's evidence, and what the caller's steps returned.
-pub struct Build<'m, A, B> {
-    /// What the `first` step returned.
-    pub first: A,
-    /// The codemodel, when one could be read at all.
-    pub model: Option<&'m Codemodel>,
-    /// What the `with_model` step returned (with a codemodel only).
-    pub with_model: Option<B>,
-    /// The dependency evidence, joined (empty without a codemodel).
-    pub deps: DepEvidence,
+/// Everything read of the build.
+pub struct Ingested<'m> {
+    /// The CTest catalogue, or why it could not be read.
+    pub catalogue: Result<Catalogue, Gap>,
+    /// What rests on the codemodel, when one could be read at all.
+    pub modelled: Option<Modelled<'m>>,
     /// Every gap of the codemodel and of the dependency evidence.
     pub gaps: Vec<Gap>,
+}
+
+/// The codemodel and what was read against it.
+pub struct Modelled<'m> {
+    /// The codemodel.
+    pub model: &'m Codemodel,
+    /// The dependency evidence, joined.
+    pub deps: DepEvidence,
+    /// The custom commands as the build's files record them.
+    pub recorded: Recorded,
+    /// The files the configure step reads.
+    pub configure_reads: ConfigureReads,
     /// The dependency list itself gave no evidence (unreadable, or no deps
     /// log): every unit's missing evidence is its consequence.
     pub list_failed: bool,
 }
 
-/// Reads the codemodel and the dependency evidence of `req` on every core,
-/// running `first` and then `with_model` on this thread while the depfiles
-/// are read. The codemodel is put in `model_cell`, which outlives whatever
-/// `with_model` builds on it.
-pub fn read<'m, A, B>(
+/// Reads the build's evidence of `req` on every core. The codemodel is put
+/// in `model_cell`, which outlives whatever the caller builds on it.
+pub fn read<'m>(
     reader: &Reader,
-    req: &Request<'_>,
+    req: Request<'_>,
     model_cell: &'m OnceLock<Codemodel>,
-    first: impl FnOnce() -> A,
-    with_model: impl FnOnce(&A, &'m Codemodel, Option<&[OwnedEdge]>) -> B,
-) -> Build<'m, A, B> {
+) -> Ingested<'m> {
     let sources_cell: OnceLock<SourceIndex<'m>> = OnceLock::new();
     let job = ReadJob::new(reader, req.dep_list, (req.source_dir, req.build_dir));
     std::thread::scope(|s| {
         let helpers: Vec<_> = (1..threads()).map(|_| s.spawn(|| job.work())).collect();
-        let first = first();
-        let fa = file_api::load(
-            reader,
-            &file_api::Request {
-                source_dir: req.source_dir,
-                build_dir: req.build_dir,
-                config: req.config,
-                // The other cores are reading depfiles.
-                threads: threads().div_ceil(2),
-                fingerprints: req.fingerprints,
-            },
-        );
-        let mut gaps = fa.gaps;
-        let Some(model) = fa.model else {
-            drop(job.work_and_join(helpers));
-            return Build {
-                first,
-                model: None,
-                with_model: None,
-                deps: DepEvidence::default(),
-                gaps,
-                list_failed: false,
-            };
+        let catalogue = req.ctest_bytes.and_then(|bytes| {
+            super::ctest::parse(
+                &bytes,
+                req.ctest_json,
+                req.build_dir,
+                req.max_tests,
+                req.keep_ctest_document,
+            )
+        });
+        let fa_req = file_api::Request {
+            source_dir: req.source_dir,
+            build_dir: req.build_dir,
+            config: req.config,
+            // The other cores are reading depfiles.
+            threads: threads().div_ceil(2),
+            fingerprints: req.fingerprints,
+        };
+        let mut gaps = Vec::new();
+        let opened = file_api::open(reader, &fa_req, &mut gaps);
+        // A Ninja build's manifest and log, read on their own thread from the
+        // moment the codemodel names them: the one walk of the manifest also
+        // gives its custom commands.
+        let manifest = match &opened {
+            Ok(o) if o.is_ninja() => {
+                let (build, multi, config) = (
+                    o.build_root().to_owned(),
+                    o.multi_config(),
+                    o.config().to_owned(),
+                );
+                Some(s.spawn(move || {
+                    ninja_log::read_manifest_commands(reader, &build, multi, &config)
+                }))
+            }
+            _ => None,
+        };
+        let loaded = opened.and_then(|o| file_api::load_opened(reader, &fa_req, o, &mut gaps));
+        let commands = manifest.map(joined);
+        let model = match loaded {
+            Ok(m) => m,
+            Err(g) => {
+                gaps.push(g);
+                drop(job.work_and_join(helpers));
+                return Ingested {
+                    catalogue,
+                    modelled: None,
+                    gaps,
+                };
+            }
         };
         let model: &'m Codemodel = model_cell.get_or_init(|| model);
         let sources = sources_cell.get_or_init(|| SourceIndex::new(model));
         job.publish(model, sources);
-        // A Ninja build's manifest and log, read here while the deps log is:
-        // the one walk of the manifest also gives its custom commands.
+        if let Some(c) = commands {
+            job.give_ninja_commands(c);
+        }
+        // The dependency evidence is joined and audited on one thread, the
+        // configure reads scanned on another, the custom commands parsed here.
+        let joining = s.spawn(|| {
+            let pending = job.pending(job.work_and_join(helpers));
+            let (mut deps, mut gaps) = pending.finish(reader, model, sources);
+            let list_failed = gaps
+                .iter()
+                .any(|g| matches!(g.code, Code::DepListUnreadable | Code::DepsLogMissing));
+            let max_bytes = reader.limits().max_file_bytes;
+            gaps.extend(depfile::join_outside_aliases(&mut deps, model, max_bytes));
+            depfile::scan_assembler_includes(model, &mut deps, max_bytes);
+            gaps.extend(autogen::join_automoc(&mut deps, model, reader));
+            (deps, gaps, list_failed)
+        });
+        let scanning = s.spawn(|| configure_reads::scan(reader, model));
         let custom_edges = if model.is_ninja() {
             job.ninja_commands(model).custom_edges()
         } else {
             None
         };
-        let with_model = with_model(&first, model, custom_edges);
-        let pending = job.pending(job.work_and_join(helpers));
-        let (mut deps, dep_gaps) = pending.finish(reader, model, sources);
-        let list_failed = dep_gaps
-            .iter()
-            .any(|g| matches!(g.code, Code::DepListUnreadable | Code::DepsLogMissing));
+        let recorded = custom_commands::parse(reader, model, custom_edges);
+        let configure_reads = joined(scanning);
+        let (deps, dep_gaps, list_failed) = joined(joining);
         gaps.extend(dep_gaps);
-        let max_bytes = reader.limits().max_file_bytes;
-        gaps.extend(depfile::join_outside_aliases(&mut deps, model, max_bytes));
-        depfile::scan_assembler_includes(model, &mut deps, max_bytes);
-        gaps.extend(autogen::join_automoc(&mut deps, model, reader));
-        Build {
-            first,
-            model: Some(model),
-            with_model: Some(with_model),
-            deps,
+        Ingested {
+            catalogue,
+            modelled: Some(Modelled {
+                model,
+                deps,
+                recorded,
+                configure_reads,
+                list_failed,
+            }),
             gaps,
-            list_failed,
         }
     })
+}
+
+/// What `h`'s thread returned; its panic is raised here.
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }

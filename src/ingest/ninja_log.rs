@@ -231,9 +231,20 @@ pub struct CommandHashes {
 /// Reads `.ninja_log` and then the manifest of the selected configuration,
 /// hashing every non-phony output's command as the log's version requires.
 pub(crate) fn read_commands(reader: &Reader, model: &Codemodel) -> Commands {
-    let build = model.build_root.as_str();
-    let file = if model.multi_config {
-        format!("build-{}.ninja", model.config)
+    read_manifest_commands(reader, &model.build_root, model.multi_config, &model.config)
+}
+
+/// [`read_commands`] for the build tree at `build` (folded) whose generator is
+/// multi-config or not, for configuration `config`: what the File API's index
+/// and codemodel tell before any target is read.
+pub(crate) fn read_manifest_commands(
+    reader: &Reader,
+    build: &str,
+    multi_config: bool,
+    config: &str,
+) -> Commands {
+    let file = if multi_config {
+        format!("build-{config}.ninja")
     } else {
         "build.ninja".to_owned()
     };

@@ -102,6 +102,13 @@ impl<'r> ReadJob<'r> {
             .get_or_init(|| super::ninja_log::read_commands(self.reader, model))
     }
 
+    /// The command hashes of a Ninja build, read by another thread from what
+    /// the File API's index and codemodel named (the same manifest
+    /// [`ReadJob::ninja_commands`] would read).
+    pub fn give_ninja_commands(&self, commands: super::ninja_log::Commands) {
+        let _ = self.commands.set(commands);
+    }
+
     /// Hands the codemodel to the workers, so that they map depfiles to units
     /// while the rest is read (only when its roots are the ones the depfiles
     /// are read against; [`Pending::finish`] maps whatever is left).

@@ -70,6 +70,50 @@ pub fn load(reader: &Reader, req: &Request<'_>) -> Loaded {
 }
 
 fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result<Codemodel, Gap> {
+    let opened = open(reader, req, gaps)?;
+    load_opened(reader, req, opened, gaps)
+}
+
+/// The reply's index and codemodel, read and audited, with the configuration
+/// chosen: what the build's manifest is found by, before any target is read.
+pub struct Opened {
+    reply_dir: String,
+    index_mtime: std::time::SystemTime,
+    files_read: Vec<String>,
+    index: RawIndex,
+    cm_file: String,
+    cm: RawCodemodel,
+    config_at: usize,
+    source_root: String,
+    build_root: String,
+    link_from_top: bool,
+}
+
+impl Opened {
+    /// The codemodel's build root, folded.
+    pub fn build_root(&self) -> &str {
+        &self.build_root
+    }
+
+    /// The chosen configuration's name.
+    pub fn config(&self) -> &str {
+        &self.cm.configurations[self.config_at].name
+    }
+
+    /// A Ninja generator (`build.ninja` or `build-<Config>.ninja` is the manifest).
+    pub fn is_ninja(&self) -> bool {
+        self.link_from_top
+    }
+
+    /// A multi-config generator.
+    pub fn multi_config(&self) -> bool {
+        self.index.cmake.generator.multi_config == Some(true)
+    }
+}
+
+/// Reads and audits the index and the codemodel of `req.build_dir` and
+/// chooses the configuration (no target object is read yet).
+pub fn open(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result<Opened, Gap> {
     let reply_dir = format!("{}/.cmake/api/v1/reply", req.build_dir);
     let (index_name, index_mtime) = choose_index(&reply_dir)?;
     let mut ctx = Ctx {
@@ -143,14 +187,14 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
     }
     let _ = roots_ok;
 
-    let config = match (req.config, cm.configurations.len()) {
+    let config_at = match (req.config, cm.configurations.len()) {
         (_, 0) => {
             return Err(Gap::new(
                 Code::FileApiMalformed,
                 format!("{cm_file}: no configurations"),
             ))
         }
-        (None, 1) => &cm.configurations[0],
+        (None, 1) => 0,
         (None, n) => {
             let names: Vec<_> = cm.configurations.iter().map(|c| c.name.as_str()).collect();
             return Err(Gap::new(
@@ -159,10 +203,8 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             ));
         }
         (Some(want), _) => {
-            let hits: Vec<_> = cm
-                .configurations
-                .iter()
-                .filter(|c| c.name == want)
+            let hits: Vec<_> = (0..cm.configurations.len())
+                .filter(|&i| cm.configurations[i].name == want)
                 .collect();
             match hits.len() {
                 1 => hits[0],
@@ -194,6 +236,7 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
             }
         }
     };
+    let config = &cm.configurations[config_at];
     if config.targets.len() > reader.limits().max_targets {
         return Err(Gap::new(
             Code::LimitExceeded,
@@ -205,6 +248,47 @@ fn load_inner(reader: &Reader, req: &Request<'_>, gaps: &mut Vec<Gap>) -> Result
         ));
     }
 
+    Ok(Opened {
+        reply_dir,
+        index_mtime,
+        files_read: ctx.files_read,
+        index,
+        cm_file,
+        cm,
+        config_at,
+        source_root,
+        build_root,
+        link_from_top,
+    })
+}
+
+/// Reads, parses and audits every target object of the configuration
+/// [`open`] chose, then the cmakeFiles, toolchains and cache replies.
+pub fn load_opened(
+    reader: &Reader,
+    req: &Request<'_>,
+    opened: Opened,
+    gaps: &mut Vec<Gap>,
+) -> Result<Codemodel, Gap> {
+    let Opened {
+        reply_dir,
+        index_mtime,
+        files_read,
+        index,
+        cm_file,
+        cm,
+        config_at,
+        source_root,
+        build_root,
+        link_from_top,
+    } = opened;
+    let mut ctx = Ctx {
+        reader,
+        reply_dir: reply_dir.clone(),
+        index_mtime,
+        files_read,
+    };
+    let config = &cm.configurations[config_at];
     // Read every target object (in parallel: they are independent files).
     let mut refs: Vec<&RawTargetRef> = config.targets.iter().collect();
     refs.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
