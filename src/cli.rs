@@ -12,7 +12,7 @@ use clap::Parser;
 
 use crate::ingest::Limits;
 use crate::paths;
-use crate::request::{Format, Request};
+use crate::request::{Command, Format, Request};
 
 const AFTER_HELP: &str = "\
 Subcommands (each with its own --help):
@@ -102,9 +102,7 @@ pub struct Cli {
     /// Configuration to use when the codemodel has several (and the one ctest listed with -C).
     #[arg(long, value_name = "NAME")]
     pub config: Option<String>,
-    /// Output format on stdout: `names` (one per line), `ctest-regex` (one `ctest -R` regex per
-    /// line), `json` (a diff2test.plan.v2 plan) or `markdown` (a CI step summary: state, counts,
-    /// the selected tests with one-line reasons, fallback reasons with remedies).
+    /// Output format on stdout.
     #[arg(long, value_enum, default_value = "names")]
     pub format: Format,
     /// Write what stdout would carry to FILE instead (written whole, or not at all).
@@ -394,8 +392,11 @@ fn request_of(s: EvidenceArgs, policy: Option<Utf8PathBuf>, init: bool) -> Resul
             .transpose()?,
         shard: None,
         fail_on_setup_error: false,
-        snapshot: !init,
-        init,
+        command: if init {
+            Command::Init
+        } else {
+            Command::Snapshot
+        },
         base_snapshot: None,
         base_commit: None,
         edited: Default::default(),
@@ -721,8 +722,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
         output,
         shard,
         fail_on_setup_error: cli.fail_on_setup_error,
-        snapshot: false,
-        init: false,
+        command: Command::Select,
         base_commit,
         edited,
         base_snapshot: cli

@@ -42,6 +42,7 @@ use std::io::{Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use decide::Outcome;
+use request::Command;
 
 /// Runs one invocation: parses `args`, analyses, writes stdout/stderr, returns the exit code.
 pub fn run(
@@ -154,17 +155,17 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
         panic!("deliberate panic from DIFF2TEST_TEST_HOOK_PANIC");
     }
     let analysis = analyse_request(&req, policy);
-    if let Err(msg) = report::render(&analysis, &req, out, err) {
+    if let Err(e) = report::render(&analysis, &req, out, err) {
         out.clear();
         err.clear();
-        return usage(msg, err);
+        return usage(e.to_string(), err);
     }
     if let Err(code) = to_output(req.output.as_deref(), out, err) {
         return code;
     }
     // `diff2test init` succeeds whenever it wrote its policy: what stops a
     // subset today is what the policy helps with.
-    let code = if req.init && analysis.init.is_some() {
+    let code = if req.command == Command::Init && analysis.init.is_some() {
         0
     } else {
         analysis.outcome.exit_code()

@@ -30,14 +30,15 @@ use crate::ingest::{self, Reader};
 use crate::policy::{OpaqueMode, Policy};
 use crate::reach::TestReach;
 use crate::reason::{Code, Gap};
-use crate::request::Request;
+use crate::report::emit::{self, Emitter};
+use crate::request::{Command, Request};
 use crate::select::{self, apply_policy, compare_base, unvouched_prerequisites, Selection};
 use crate::verdict::{fallback_verdicts, verdicts};
 use crate::{changes, declare, graph, paths, reach, snapshot, vcs};
 
 /// The whole decision order for one request. Pure with respect to output.
 pub fn analyse_request(req: &Request, policy: Policy) -> Analysis {
-    let reader = if req.needs_digests() {
+    let reader = if needs_digests(req) {
         Reader::with_digests(req.limits.clone())
     } else {
         Reader::new(req.limits.clone())
@@ -63,6 +64,17 @@ pub fn analyse_request(req: &Request, policy: Policy) -> Analysis {
         a.shard_costs = ingest::ctest_cost::read(&req.build_dir);
     }
     a
+}
+
+/// The output (the format's emitter, or the receipt) carries the content
+/// digest of every evidence file.
+fn needs_digests(req: &Request) -> bool {
+    emit::of(req.format).needs_digests() || (req.receipt.is_some() && emit::Receipt.needs_digests())
+}
+
+/// The output carries each test's verdict (the format's emitter, or `--explain`).
+fn needs_verdicts(req: &Request) -> bool {
+    emit::of(req.format).needs_verdicts() || !req.explain.is_empty()
 }
 
 /// Everything the walk stands on, once the evidence is read and audited.
@@ -92,7 +104,8 @@ fn analyse_evidence(
     let mut a = Analysis::new(&req.changed, policy);
     let mut d = Decision::default();
     // A snapshot (made, or compared with a base's) fingerprints the evidence as it is parsed.
-    let fingerprints = req.snapshot || (req.base_snapshot.is_some() && a.policy.compare_mode(true));
+    let fingerprints = req.command == Command::Snapshot
+        || (req.base_snapshot.is_some() && a.policy.compare_mode(true));
     let ingested = ingest::build::read(
         reader,
         ingest::build::Request {
@@ -165,14 +178,7 @@ fn analyse_evidence(
         base_snapshot: None,
         recorded: None,
     };
-    if !reach_and_changes(
-        req,
-        &mut a,
-        &mut d,
-        cat,
-        &mut ev,
-        (listed, list_failed),
-    ) {
+    if !reach_and_changes(req, &mut a, &mut d, cat, &mut ev, (listed, list_failed)) {
         return (a, catalogue);
     }
     let Some(cat) = cat else {
@@ -210,7 +216,7 @@ fn reach_and_changes(
     let reach_gaps;
     (ev.reaches, reach_gaps) =
         reach::extend_mappings(&lookup, &ev.deps, cat_or_empty, &mut ev.mappings, max_bytes);
-    if req.init {
+    if req.command == Command::Init {
         a.init = Some(crate::init::suggest(&crate::init::Input {
             lookup: &lookup,
             graph: &ev.graph,
@@ -338,8 +344,8 @@ fn walk_and_decide(
     // The build-description compare (compare mode) or the snapshot to make.
     let mut description_changed: Vec<(String, String)> = Vec::new();
     let mut affected = impact.affected.clone();
-    if req.snapshot || base_snapshot.is_some() {
-        let commit = if req.snapshot {
+    if req.command == Command::Snapshot || base_snapshot.is_some() {
+        let commit = if req.command == Command::Snapshot {
             vcs::resolve_commit(std::path::Path::new(&req.source_dir), "HEAD").ok()
         } else {
             None
@@ -395,11 +401,11 @@ fn walk_and_decide(
         .map(|&i| cat.tests[i].name.clone())
         .collect();
     // A snapshot fingerprints every test whatever changes later: its gaps stay.
-    if req.changed.is_empty() && !req.snapshot {
+    if req.changed.is_empty() && req.command != Command::Snapshot {
         d.nothing_changed();
     }
     a.outcome = d.finish(all, selected, impact.chains, sel.forced);
-    a.verdicts = if req.needs_verdicts() {
+    a.verdicts = if needs_verdicts(req) {
         verdicts(&a.outcome, cat, &graph, &mappings, &deps, model)
     } else {
         Vec::new()

@@ -9,10 +9,13 @@
 #![deny(clippy::wildcard_enum_match_arm)]
 
 pub mod ctest_regex;
+pub mod emit;
 pub mod markdown;
 pub mod plan;
 mod text;
 
+pub use emit::RenderError;
+use emit::{Emitter, View};
 use text::one_line;
 
 use std::collections::BTreeMap;
@@ -22,7 +25,7 @@ use crate::analysis::Analysis;
 use crate::decide::Outcome;
 use crate::graph::Chain;
 use crate::reason::{Code, Gap};
-use crate::request::{Format, Request};
+use crate::request::{Command, Request};
 
 /// At most this many reasons per code are listed; the rest are counted.
 const MAX_REASONS_PER_CODE: usize = 25;
@@ -44,14 +47,6 @@ pub fn render_state_only(outcome: &Outcome, err: &mut Vec<u8>) {
     }
 }
 
-/// `--explain NAME` names no registered test: say so, with the nearest name.
-fn no_such_test(a: &Analysis, name: &str) -> String {
-    let hint = crate::paths::did_you_mean(name, a.verdicts.iter().map(|v| v.name.as_str()))
-        .map(|m| format!(" (did you mean {m:?}?)"))
-        .unwrap_or_default();
-    format!("--explain {name:?}: no such registered test{hint}")
-}
-
 /// Renders a finished analysis. Fails (→ USAGE_ERROR) only when the request
 /// cannot be honoured: a selection a ctest regex cannot carry, an unknown
 /// `--explain` test, or an unwritable receipt.
@@ -60,19 +55,88 @@ pub fn render(
     req: &Request,
     out: &mut Vec<u8>,
     err: &mut Vec<u8>,
-) -> Result<(), String> {
+) -> Result<(), RenderError> {
     let outcome = &a.outcome;
     if let Outcome::UsageError(_) | Outcome::InternalError(_) = outcome {
         // Nothing on stdout and no receipt: these states make no claim at all.
         render_state_only(outcome, err);
         return Ok(());
     }
-    if req.snapshot {
-        return snapshot_report(a, out, err);
+    match req.command {
+        Command::Snapshot => snapshot_report(a, out, err),
+        Command::Init => init_report(a, out, err),
+        Command::Select => select_report(a, req, out, err)?,
     }
-    if req.init {
-        return init_report(a, out, err);
+    Ok(())
+}
+
+/// A selection run: the summary on stderr, the format's emitter on stdout,
+/// the receipt.
+fn select_report(
+    a: &Analysis,
+    req: &Request,
+    out: &mut Vec<u8>,
+    err: &mut Vec<u8>,
+) -> Result<(), RenderError> {
+    let selection = selection_of(a, req);
+    let v = View {
+        a,
+        req,
+        selection: selection.as_deref(),
+    };
+    emit::Summary.emit(&v, err)?;
+    let format = emit::of(req.format);
+    if req.explain.is_empty() {
+        format.emit(&v, out)?;
+    } else {
+        format.explain(&v, &req.explain, out)?;
     }
+    if let Some(path) = &req.receipt {
+        let mut bytes = Vec::new();
+        emit::Receipt.emit(&v, &mut bytes)?;
+        std::fs::write(path, bytes).map_err(|source| RenderError::Receipt {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// The tests the outcome lists (`None`: no list, the catalogue cannot be
+/// trusted), or this shard's part of them with `--shard K/N`.
+fn selection_of(a: &Analysis, req: &Request) -> Option<Vec<String>> {
+    let all = listed(&a.outcome)?;
+    Some(match req.shard {
+        Some((k, n)) => shard_part(a, all, k, n),
+        None => all.to_vec(),
+    })
+}
+
+/// The tests the outcome lists: the subset, or the whole suite.
+fn listed(o: &Outcome) -> Option<&[String]> {
+    match o {
+        Outcome::SubsetSelected { selected, .. } => Some(selected),
+        Outcome::FullSuiteSelected { all, .. } => Some(all),
+        Outcome::FullSuiteRequired { .. } | Outcome::UsageError(_) | Outcome::InternalError(_) => {
+            None
+        }
+    }
+}
+
+/// Shard `k` (1-based) of `n` of `sel`.
+fn shard_part(a: &Analysis, sel: &[String], k: usize, n: usize) -> Vec<String> {
+    sel.iter()
+        .zip(shards_of(a, sel, n))
+        .filter(|(_, s)| *s == k - 1)
+        .map(|(t, _)| t.clone())
+        .collect()
+}
+
+/// The summary on stderr of a selection run: the state, notes, the changes
+/// (`--explain-changes`), then the outcome's chains and declarations or its
+/// reasons, and the shard's share.
+fn write_summary(a: &Analysis, req: &Request, err: &mut Vec<u8>) {
+    let outcome = &a.outcome;
     // Writes into a Vec cannot fail.
     let _ = writeln!(err, "{}", outcome.state());
     for n in &a.notes {
@@ -89,7 +153,7 @@ pub fn render(
             );
         }
     }
-    let selection: Option<&[String]> = match outcome {
+    match outcome {
         Outcome::SubsetSelected {
             selected,
             all,
@@ -121,7 +185,6 @@ pub fn render(
                     one_line(&f.detail)
                 );
             }
-            Some(selected)
         }
         Outcome::FullSuiteSelected { all, gaps } => {
             write_gaps(gaps, err);
@@ -133,137 +196,45 @@ pub fn render(
                 "selected all {} tests: a subset cannot be defended",
                 all.len()
             );
-            Some(all)
         }
         Outcome::FullSuiteRequired { gaps } => {
             write_gaps(gaps, err);
             let _ = writeln!(err, "no test list emitted: the catalogue cannot be trusted; run the complete suite with your usual ctest invocation");
-            None
         }
-        // Written by render_state_only above.
-        Outcome::UsageError(_) | Outcome::InternalError(_) => None,
-    };
-    let sharded: Option<Vec<String>> = match (req.shard, selection) {
-        (Some((k, n)), Some(sel)) => {
-            let shards = shards_of(a, sel, n);
-            let mine: Vec<String> = sel
-                .iter()
-                .zip(&shards)
-                .filter(|(_, &s)| s == k - 1)
-                .map(|(t, _)| t.clone())
-                .collect();
-            let _ = writeln!(
-                err,
-                "shard {k}/{n}: {} of the {} selected tests",
-                mine.len(),
-                sel.len()
-            );
-            if let Some(c) = &a.shard_costs {
-                let total = |want: usize| -> f64 {
-                    sel.iter()
-                        .zip(&shards)
-                        .filter(|(_, &s)| s == want)
-                        .map(|(t, _)| cost_of(c, t))
-                        .sum()
-                };
-                let _ = writeln!(
-                    err,
-                    "shard {k}/{n}: balanced by the costs in {} (this shard {:.1} s of {:.1} s); every shard must read the same file",
-                    c.path,
-                    total(k - 1),
-                    (0..n).map(total).sum::<f64>()
-                );
-            }
-            Some(mine)
-        }
-        _ => None,
-    };
-    let selection: Option<&[String]> = sharded.as_deref().or(selection);
-    if !req.explain.is_empty() && req.format == Format::Json {
-        let mut v = Vec::new();
-        for name in &req.explain {
-            let t = a
-                .verdicts
-                .iter()
-                .find(|v| &v.name == name)
-                .ok_or_else(|| no_such_test(a, name))?;
-            v.push(plan::test_json(t));
-        }
-        let doc = serde_json::json!({"outcome": a.outcome.state(), "tests": v});
-        out.extend_from_slice(&plan::to_pretty(&doc));
-        out.push(b'\n');
-    } else if !req.explain.is_empty() {
-        explain(a, &req.explain, out)?;
-    } else {
-        match req.format {
-            Format::Markdown => markdown::write(a, selection, req.shard, out),
-            Format::Names => {
-                for n in selection.unwrap_or(&[]) {
-                    let _ = writeln!(out, "{n}");
-                }
-            }
-            Format::CtestRegex => {
-                if let Some(names) = selection {
-                    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-                    let chunks = ctest_regex::regex_chunks(&refs)
-                        .map_err(|e| format!("--format ctest-regex cannot express this selection: {e}; use --format names"))?;
-                    for c in chunks {
-                        let _ = writeln!(out, "{c}");
-                    }
-                }
-            }
-            Format::Json => {
-                let plan = plan::plan(a, req);
-                out.extend_from_slice(&plan::to_pretty(&plan));
-                out.push(b'\n');
-            }
-        }
+        // Written by render_state_only.
+        Outcome::UsageError(_) | Outcome::InternalError(_) => {}
     }
-    if let Some(path) = &req.receipt {
-        let receipt = plan::receipt(a, req);
-        let mut bytes = plan::to_pretty(&receipt);
-        bytes.push(b'\n');
-        std::fs::write(path, bytes).map_err(|e| format!("--receipt {path}: {e}"))?;
+    if let (Some((k, n)), Some(sel)) = (req.shard, listed(outcome)) {
+        write_shard(a, sel, (k, n), err);
     }
-    Ok(())
 }
 
-fn explain(a: &Analysis, names: &[String], out: &mut Vec<u8>) -> Result<(), String> {
-    for name in names {
-        if let Outcome::FullSuiteRequired { .. } = a.outcome {
-            let _ = writeln!(
-                out,
-                "test {name}: no verdict (FULL_SUITE_REQUIRED: the catalogue cannot be trusted)"
-            );
-            continue;
-        }
-        let v = a
-            .verdicts
-            .iter()
-            .find(|v| &v.name == name)
-            .ok_or_else(|| no_such_test(a, name))?;
-        let action = if v.selected {
-            "selected"
-        } else {
-            "skipped (safe to skip)"
+/// `shard K/N: …` lines: this shard's share of `sel`, and its cost when
+/// ctest recorded costs.
+fn write_shard(a: &Analysis, sel: &[String], (k, n): (usize, usize), err: &mut Vec<u8>) {
+    let shards = shards_of(a, sel, n);
+    let mine = shards.iter().filter(|&&s| s == k - 1).count();
+    let _ = writeln!(
+        err,
+        "shard {k}/{n}: {mine} of the {} selected tests",
+        sel.len()
+    );
+    if let Some(c) = &a.shard_costs {
+        let total = |want: usize| -> f64 {
+            sel.iter()
+                .zip(&shards)
+                .filter(|(_, &s)| s == want)
+                .map(|(t, _)| cost_of(c, t))
+                .sum()
         };
-        let _ = writeln!(out, "test {}: {} [{}]", v.name, action, a.outcome.state());
-        for r in &v.reasons {
-            let _ = writeln!(out, "  reason {}: {}", r.code, one_line(&r.detail));
-            for e in &r.evidence {
-                let _ = writeln!(out, "    evidence {}", one_line(e));
-            }
-        }
-        if !v.closure.is_empty() {
-            let parts: Vec<String> = v
-                .closure
-                .iter()
-                .map(|c| format!("{} ({}, {} units)", c.target, c.kind, c.units))
-                .collect();
-            let _ = writeln!(out, "  closure: {}", parts.join(", "));
-        }
+        let _ = writeln!(
+            err,
+            "shard {k}/{n}: balanced by the costs in {} (this shard {:.1} s of {:.1} s); every shard must read the same file",
+            c.path,
+            total(k - 1),
+            (0..n).map(total).sum::<f64>()
+        );
     }
-    Ok(())
 }
 
 /// The cost of test `name` by `costs`: its recorded average, else (never run
@@ -356,7 +327,7 @@ fn write_chains(chains: &[Chain], err: &mut Vec<u8>) {
 /// `diff2test init`: the starter policy on stdout whenever the evidence
 /// could be read at all (what stops a subset today is what it helps with);
 /// the reasons of a selection run with no change on stderr.
-fn init_report(a: &Analysis, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result<(), String> {
+fn init_report(a: &Analysis, out: &mut Vec<u8>, err: &mut Vec<u8>) {
     match &a.init {
         Some(text) => {
             let _ = writeln!(err, "POLICY_WRITTEN");
@@ -380,7 +351,6 @@ fn init_report(a: &Analysis, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result<(),
             );
         }
     }
-    Ok(())
 }
 
 /// `diff2test record`: the record on stdout; on stderr `RECORD_WRITTEN`, how
@@ -427,7 +397,7 @@ pub fn render_record(
 
 /// `diff2test snapshot`: the document on stdout when the evidence is
 /// complete (exit 0); otherwise the reasons and nothing on stdout (exit 3 or 4).
-fn snapshot_report(a: &Analysis, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result<(), String> {
+fn snapshot_report(a: &Analysis, out: &mut Vec<u8>, err: &mut Vec<u8>) {
     match (&a.outcome, &a.snapshot) {
         (Outcome::SubsetSelected { all, .. }, Some(s)) => {
             let _ = writeln!(err, "SNAPSHOT_WRITTEN\nfingerprinted {} tests", all.len());
@@ -443,7 +413,6 @@ fn snapshot_report(a: &Analysis, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result
         | (Outcome::UsageError(_), _)
         | (Outcome::InternalError(_), _) => render_state_only(&a.outcome, err),
     }
-    Ok(())
 }
 
 /// The declared assumptions a subset rests on, one line each:

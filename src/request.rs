@@ -20,6 +20,18 @@ pub enum Format {
     Markdown,
 }
 
+/// What a run over the build's evidence was asked for. (`diff2test record`
+/// reads strace logs, not a build: it is [`crate::cli::Parsed::Record`].)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// Select the tests a change set affects (no subcommand).
+    Select,
+    /// `diff2test snapshot`: write the build's snapshot instead of selecting.
+    Snapshot,
+    /// `diff2test init`: write a starter policy instead of selecting.
+    Init,
+}
+
 /// A validated analysis request.
 #[derive(Debug)]
 pub struct Request {
@@ -60,10 +72,8 @@ pub struct Request {
     pub shard: Option<(usize, usize)>,
     /// `--fail-on-setup-error`.
     pub fail_on_setup_error: bool,
-    /// `diff2test snapshot`: write the build's snapshot instead of selecting.
-    pub snapshot: bool,
-    /// `diff2test init`: write a starter policy instead of selecting.
-    pub init: bool,
+    /// What the run writes: a selection, a snapshot or a starter policy.
+    pub command: Command,
     /// `--base-snapshot`, absolute.
     pub base_snapshot: Option<String>,
     /// The commit the change set starts from (`--base` resolved, or the merge base).
@@ -73,16 +83,4 @@ pub struct Request {
     pub edited: std::collections::HashSet<String>,
     /// `--record`, absolute: the record of the base build's test run.
     pub record: Option<String>,
-}
-
-impl Request {
-    /// Plans and receipts carry the content digest of every evidence file.
-    pub fn needs_digests(&self) -> bool {
-        self.format == Format::Json || self.receipt.is_some()
-    }
-
-    /// Plans and explanations need per-test verdicts.
-    pub fn needs_verdicts(&self) -> bool {
-        self.format == Format::Json || self.format == Format::Markdown || !self.explain.is_empty()
-    }
 }
