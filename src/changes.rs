@@ -275,13 +275,30 @@ struct RealRoots {
 
 fn unresolved(display: String, code: Code, evidence: String) -> Changed {
     let gap = Gap::new(code, format!("{display}: {evidence}"));
+    classified(
+        display,
+        None,
+        Class::Unresolved,
+        evidence,
+        (Vec::new(), Some(gap)),
+    )
+}
+
+/// A changed path as classified: nothing declared or joined to it yet.
+fn classified(
+    display: String,
+    real_display: Option<String>,
+    class: Class,
+    evidence: String,
+    (files, gap): (Vec<FileId>, Option<Gap>),
+) -> Changed {
     Changed {
         display,
-        real_display: None,
-        class: Class::Unresolved,
+        real_display,
+        class,
         evidence,
-        files: Vec::new(),
-        gap: Some(gap),
+        files,
+        gap,
         abs: String::new(),
         declared: None,
         edited: false,
@@ -505,20 +522,8 @@ fn classify_abs(
             Code::ChangeExternalResource,
             format!("{display}: {evidence}"),
         );
-        return Changed {
-            display,
-            real_display,
-            class: Class::External,
-            evidence,
-            files: Vec::new(),
-            gap: Some(gap),
-            abs: String::new(),
-            declared: None,
-            edited: false,
-            cmdline_targets: Vec::new(),
-            command_reads: Vec::new(),
-            read_by_configure: None,
-        };
+        let decided = (Vec::new(), Some(gap));
+        return classified(display, real_display, Class::External, evidence, decided);
     }
     let in_inputs = cmake_inputs.is_some_and(|inputs| inputs.binary_search(&abs).is_ok());
     let glob = config_globs.iter().find(|g| g.matches(&abs));
@@ -539,20 +544,8 @@ fn classify_abs(
             "named like a CMake build file (CMakeLists.txt / *.cmake)".to_owned()
         };
         let gap = Gap::new(Code::ChangeBuildConfig, format!("{display}: {evidence}"));
-        return Changed {
-            display,
-            real_display,
-            class: Class::BuildConfig,
-            evidence,
-            files: Vec::new(),
-            gap: Some(gap),
-            abs: String::new(),
-            declared: None,
-            edited: false,
-            cmdline_targets: Vec::new(),
-            command_reads: Vec::new(),
-            read_by_configure: None,
-        };
+        let decided = (Vec::new(), Some(gap));
+        return classified(display, real_display, Class::BuildConfig, evidence, decided);
     }
     if !exists {
         return unresolved(
@@ -590,20 +583,7 @@ fn classify_abs(
         ids.sort_unstable();
         ids.dedup();
     }
-    Changed {
-        display,
-        real_display,
-        class,
-        evidence,
-        files: ids,
-        gap: None,
-        abs: String::new(),
-        declared: None,
-        edited: false,
-        cmdline_targets: Vec::new(),
-        command_reads: Vec::new(),
-        read_by_configure: None,
-    }
+    classified(display, real_display, class, evidence, (ids, None))
 }
 
 /// [`classify`] against the codemodel and the dependency evidence: the

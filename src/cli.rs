@@ -521,40 +521,10 @@ fn parse_generated(args: &[OsString]) -> Result<Parsed, String> {
 
 /// Parses arguments. Errors are one-line usage messages.
 pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String> {
-    if args
-        .get(1)
-        .is_some_and(|a| a == "completions" || a == "man")
-    {
-        return parse_generated(&args);
+    if let Some(parsed) = subcommand(&args) {
+        return parsed;
     }
-    if args.get(1).is_some_and(|a| a == "snapshot") {
-        return parse_snapshot(args);
-    }
-    if args.get(1).is_some_and(|a| a == "init") {
-        return parse_init(args);
-    }
-    if args.get(1).is_some_and(|a| a == "record") {
-        return parse_record(args);
-    }
-    // A mistyped subcommand (`diff2test inti`): a selection run takes no
-    // positional argument, so a bare word near a subcommand's name is one.
-    if let Some(word) = args
-        .get(1)
-        .and_then(|a| a.to_str())
-        .filter(|a| !a.starts_with('-'))
-    {
-        let subcommands = ["init", "snapshot", "record", "completions", "man"];
-        // A swap of two letters is two edits: allow two for these short names.
-        let near = |c: &&&str| paths::edit_distance(word, c) <= 2 && word.len() >= 3;
-        if let Some(meant) = paths::did_you_mean(word, subcommands)
-            .or_else(|| subcommands.iter().find(near).copied())
-        {
-            return Err(format!(
-                "unknown subcommand {word:?} (did you mean {meant:?}?); see diff2test --help"
-            ));
-        }
-    }
-    let cli = match Cli::try_parse_from(args) {
+    let mut cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -566,40 +536,11 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
             };
         }
     };
-    let source_dir = dir("--source-dir", cli.source_dir)?;
-    let build_dir = dir("--build-dir", cli.build_dir)?;
-    let ctest_json = ctest_json(cli.ctest_json, &build_dir)?;
-    let dep_list = dep_list(cli.dep_list)?;
-    // A flag that would do nothing here is a mistake in the caller's script.
-    let without = |flag: &str, needs: &str, what: &str| {
-        Err(format!(
-            "{flag} does nothing without {needs}: {what}; drop it, or pass {needs}"
-        ))
-    };
-    if cli.base.is_none() {
-        if cli.head.is_some() {
-            return without(
-                "--head",
-                "--base",
-                "the head revision is compared with a base",
-            );
-        }
-        if cli.merge_base || cli.no_merge_base {
-            let flag = if cli.merge_base {
-                "--merge-base"
-            } else {
-                "--no-merge-base"
-            };
-            return without(flag, "--base", "it chooses how --base is compared");
-        }
-    }
-    if cli.null && cli.changed_from.is_none() {
-        return without(
-            "-z/--null",
-            "--changed-from",
-            "it says how a --changed-from list is separated",
-        );
-    }
+    let source_dir = dir("--source-dir", cli.source_dir.take())?;
+    let build_dir = dir("--build-dir", cli.build_dir.take())?;
+    let ctest_json = ctest_json(cli.ctest_json.take(), &build_dir)?;
+    let dep_list = dep_list(cli.dep_list.take())?;
+    check_flags(&cli)?;
     let ci = cli.ci
         || (!cli.no_ci
             && std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1"));
@@ -609,55 +550,19 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
                 .into(),
         );
     }
-    let mut changed = cli.changed;
-    let mut vouched = None;
-    let mut base_commit = None;
-    let mut edited = std::collections::HashSet::new();
-    if let Some(base) = &cli.base {
-        if ci && cli.head.is_none() {
-            return Err("CI mode (--ci or CI=true) never reads the working tree: pass --head REV with --base, or an explicit list (--no-ci to override)".into());
-        }
-        let base_rev = if !cli.no_merge_base {
-            crate::vcs::merge_base(
-                std::path::Path::new(&source_dir),
-                base,
-                cli.head.as_deref().unwrap_or("HEAD"),
+    let mut changed = cli.changed.clone();
+    let (vouched, base_commit, edited) = match &cli.base {
+        Some(base) => {
+            let from_vcs = vcs_changes(&cli, base, ci, (&source_dir, &build_dir))?;
+            changed.extend(from_vcs.changed);
+            (
+                Some(from_vcs.vouched),
+                from_vcs.base_commit,
+                from_vcs.edited,
             )
-            .map_err(|e| {
-                format!("cannot compute the merge base: {e}; or pass --no-merge-base to compare --base's tree itself")
-            })?
-        } else {
-            base.clone()
-        };
-        base_commit = crate::vcs::resolve_commit(std::path::Path::new(&source_dir), &base_rev).ok();
-        let (changes, v) = crate::vcs::changes_with_vouched(
-            std::path::Path::new(&source_dir),
-            &base_rev,
-            cli.head.as_deref(),
-        )
-        .map_err(|e| format!("cannot compute the change set: {e}"))?;
-        vouched = Some(v);
-        // Working tree: an in-source build dir that git does not ignore holds
-        // build products, not changes (thousands of them on a real project).
-        let in_build = |c: &crate::vcs::VcsChange| {
-            cli.head.is_none()
-                && c.path
-                    .to_str()
-                    .is_some_and(|p| paths::is_within(&paths::fold(p), &build_dir))
-        };
-        edited.extend(
-            changes
-                .iter()
-                .filter(|c| c.kind == crate::vcs::ChangeKind::Modified)
-                .filter_map(|c| c.path.to_str().map(str::to_owned)),
-        );
-        changed.extend(
-            changes
-                .into_iter()
-                .filter(|c| !in_build(c))
-                .map(|c| c.path.into_os_string()),
-        );
-    }
+        }
+        None => (None, None, Default::default()),
+    };
     if let Some(from) = cli.changed_from {
         let bytes = if from == "-" {
             let mut b = Vec::new();
@@ -736,6 +641,144 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
             .map(|p| file("--record", Some(p.clone())))
             .transpose()?,
     })))
+}
+
+/// A subcommand's own parse (`snapshot`, `init`, `record`, `completions`,
+/// `man`), a usage error for a mistyped one, or `None`: a selection run.
+fn subcommand(args: &[OsString]) -> Option<Result<Parsed, String>> {
+    if args
+        .get(1)
+        .is_some_and(|a| a == "completions" || a == "man")
+    {
+        return Some(parse_generated(args));
+    }
+    if args.get(1).is_some_and(|a| a == "snapshot") {
+        return Some(parse_snapshot(args.to_vec()));
+    }
+    if args.get(1).is_some_and(|a| a == "init") {
+        return Some(parse_init(args.to_vec()));
+    }
+    if args.get(1).is_some_and(|a| a == "record") {
+        return Some(parse_record(args.to_vec()));
+    }
+    // A mistyped subcommand (`diff2test inti`): a selection run takes no
+    // positional argument, so a bare word near a subcommand's name is one.
+    if let Some(word) = args
+        .get(1)
+        .and_then(|a| a.to_str())
+        .filter(|a| !a.starts_with('-'))
+    {
+        let subcommands = ["init", "snapshot", "record", "completions", "man"];
+        // A swap of two letters is two edits: allow two for these short names.
+        let near = |c: &&&str| paths::edit_distance(word, c) <= 2 && word.len() >= 3;
+        if let Some(meant) = paths::did_you_mean(word, subcommands)
+            .or_else(|| subcommands.iter().find(near).copied())
+        {
+            return Some(Err(format!(
+                "unknown subcommand {word:?} (did you mean {meant:?}?); see diff2test --help"
+            )));
+        }
+    }
+    None
+}
+
+/// A flag that would do nothing here is a mistake in the caller's script.
+fn check_flags(cli: &Cli) -> Result<(), String> {
+    let without = |flag: &str, needs: &str, what: &str| {
+        Err(format!(
+            "{flag} does nothing without {needs}: {what}; drop it, or pass {needs}"
+        ))
+    };
+    if cli.base.is_none() {
+        if cli.head.is_some() {
+            return without(
+                "--head",
+                "--base",
+                "the head revision is compared with a base",
+            );
+        }
+        if cli.merge_base || cli.no_merge_base {
+            let flag = if cli.merge_base {
+                "--merge-base"
+            } else {
+                "--no-merge-base"
+            };
+            return without(flag, "--base", "it chooses how --base is compared");
+        }
+    }
+    if cli.null && cli.changed_from.is_none() {
+        return without(
+            "-z/--null",
+            "--changed-from",
+            "it says how a --changed-from list is separated",
+        );
+    }
+    Ok(())
+}
+
+/// The change set `--base` (and `--head`) give, from the repository.
+struct FromVcs {
+    changed: Vec<OsString>,
+    vouched: crate::vcs::Vouched,
+    base_commit: Option<String>,
+    edited: std::collections::HashSet<String>,
+}
+
+/// The changes between `base` (its merge base with the head, unless
+/// `--no-merge-base`) and `--head` or the working tree.
+fn vcs_changes(
+    cli: &Cli,
+    base: &str,
+    ci: bool,
+    (source_dir, build_dir): (&str, &str),
+) -> Result<FromVcs, String> {
+    if ci && cli.head.is_none() {
+        return Err("CI mode (--ci or CI=true) never reads the working tree: pass --head REV with --base, or an explicit list (--no-ci to override)".into());
+    }
+    let base_rev = if !cli.no_merge_base {
+        crate::vcs::merge_base(
+            std::path::Path::new(source_dir),
+            base,
+            cli.head.as_deref().unwrap_or("HEAD"),
+        )
+        .map_err(|e| {
+            format!("cannot compute the merge base: {e}; or pass --no-merge-base to compare --base's tree itself")
+        })?
+    } else {
+        base.to_owned()
+    };
+    let base_commit = crate::vcs::resolve_commit(std::path::Path::new(source_dir), &base_rev).ok();
+    let (changes, v) = crate::vcs::changes_with_vouched(
+        std::path::Path::new(source_dir),
+        &base_rev,
+        cli.head.as_deref(),
+    )
+    .map_err(|e| format!("cannot compute the change set: {e}"))?;
+    // Working tree: an in-source build dir that git does not ignore holds
+    // build products, not changes (thousands of them on a real project).
+    let in_build = |c: &crate::vcs::VcsChange| {
+        cli.head.is_none()
+            && c.path
+                .to_str()
+                .is_some_and(|p| paths::is_within(&paths::fold(p), build_dir))
+    };
+    let edited = std::collections::HashSet::from_iter(
+        changes
+            .iter()
+            .filter(|c| c.kind == crate::vcs::ChangeKind::Modified)
+            .filter_map(|c| c.path.to_str().map(str::to_owned)),
+    );
+    let changed = changes
+        .into_iter()
+        .filter(|c| !in_build(c))
+        .map(|c| c.path.into_os_string())
+        .collect();
+    Ok(FromVcs {
+        changed,
+        vouched: v,
+        base_commit,
+        edited,
+    })
 }
 
 #[cfg(test)]

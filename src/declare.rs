@@ -211,7 +211,6 @@ pub fn apply(
     scripts: &[Vec<String>],
 ) -> Applied {
     let mut out = Applied::default();
-    let (forced, uses) = (&mut out.forced, &mut out.uses);
     let rel = |p: &str| {
         if paths::is_within(p, &model.build_root) {
             paths::relative_to(p, &model.source_root)
@@ -292,7 +291,7 @@ pub fn apply(
                     "{}; under declared boundary {} ({:?}): {}",
                     c.evidence, d.rule, d.matched, d.why
                 );
-                uses.push(Use {
+                out.uses.push(Use {
                     declared: d.clone(),
                     subject: c.display.clone(),
                 });
@@ -303,89 +302,13 @@ pub fn apply(
         if !open(c) {
             continue;
         }
-        // A script file of a scripted test: that test's own.
-        let runners: Vec<usize> = scripts
-            .iter()
-            .enumerate()
-            .filter(|(_, files)| files.contains(&c.abs))
-            .map(|(i, _)| i)
-            .collect();
-        if !runners.is_empty() {
-            for &i in &runners {
-                forced.push(Forced {
-                    test: catalogue.tests[i].name.clone(),
-                    code: select_code::DECLARED_SCRIPT,
-                    detail: format!(
-                        "runs changed script {} (declared by a [[script]] rule)",
-                        c.display
-                    ),
-                });
-            }
-            let d = policy
-                .script_for(&catalogue.tests[runners[0]].name)
-                .map(|(_, d)| d);
-            c.gap = None;
-            c.evidence = format!("{}; the script of a declared scripted test", c.evidence);
-            if let Some(d) = d {
-                uses.push(Use {
-                    declared: d.clone(),
-                    subject: c.display.clone(),
-                });
-                c.declared = Some(d);
-            }
+        if apply_script(c, scripts, catalogue, policy, &mut out) {
             continue;
         }
-        if let Some((di, d)) = policy.data_for(spellings.iter().copied()) {
-            let rule = &policy.data[di];
-            let named = policy.data_template_tests(
-                di,
-                spellings.iter().copied(),
-                catalogue.tests.iter().map(|t| t.name.as_str()),
-            );
-            for t in &catalogue.tests {
-                let by_name = rule
-                    .tests
-                    .iter()
-                    .find(|g| crate::policy::name_match(g, &t.name));
-                let by_label = rule.labels.iter().find(|l| t.labels.contains(l));
-                let by_template = named.contains(&t.name.as_str());
-                if let Some(why) = by_name
-                    .map(|g| format!("test-name pattern {g:?}"))
-                    .or(by_label.map(|l| format!("label {l:?}")))
-                    .or(by_template.then(|| "the {test} template of its path".to_owned()))
-                {
-                    forced.push(Forced {
-                        test: t.name.clone(),
-                        code: select_code::DECLARED_DATA,
-                        detail: format!(
-                            "changed data {} falls under [[data]] {} ({:?}), which lists it by {why}",
-                            c.display, d.rule, d.matched
-                        ),
-                    });
-                }
-            }
-            c.gap = None;
-            c.evidence = format!(
-                "{}; under declared data rule {} ({:?}): read only by the tests that name it{}: {}",
-                c.evidence,
-                d.rule,
-                d.matched,
-                if rule.tests.is_empty() && rule.labels.is_empty() {
-                    ""
-                } else {
-                    " and the tests it lists"
-                },
-                d.why
-            );
-            uses.push(Use {
-                declared: d.clone(),
-                subject: c.display.clone(),
-            });
-            c.declared = Some(d);
-        }
+        apply_data(c, catalogue, policy, &mut out);
     }
-    uses.sort();
-    uses.dedup();
+    out.uses.sort();
+    out.uses.dedup();
     for (i, why) in contradicted.iter().enumerate() {
         if let (Some(why), false) = (why, under_contradicted[i]) {
             out.notes.push(format!(
@@ -395,6 +318,107 @@ pub fn apply(
         }
     }
     out
+}
+
+/// A changed script file of a scripted test (declared by a `[[script]]`
+/// rule): its tests are selected and the path is decided. Returns whether it
+/// was one.
+fn apply_script(
+    c: &mut Changed,
+    scripts: &[Vec<String>],
+    catalogue: &Catalogue,
+    policy: &Policy,
+    out: &mut Applied,
+) -> bool {
+    // A script file of a scripted test: that test's own.
+    let runners: Vec<usize> = scripts
+        .iter()
+        .enumerate()
+        .filter(|(_, files)| files.contains(&c.abs))
+        .map(|(i, _)| i)
+        .collect();
+    if !runners.is_empty() {
+        for &i in &runners {
+            out.forced.push(Forced {
+                test: catalogue.tests[i].name.clone(),
+                code: select_code::DECLARED_SCRIPT,
+                detail: format!(
+                    "runs changed script {} (declared by a [[script]] rule)",
+                    c.display
+                ),
+            });
+        }
+        let d = policy
+            .script_for(&catalogue.tests[runners[0]].name)
+            .map(|(_, d)| d);
+        c.gap = None;
+        c.evidence = format!("{}; the script of a declared scripted test", c.evidence);
+        if let Some(d) = d {
+            out.uses.push(Use {
+                declared: d.clone(),
+                subject: c.display.clone(),
+            });
+            c.declared = Some(d);
+        }
+        return true;
+    }
+    false
+}
+
+/// A changed path under a `[[data]]` rule: the tests the rule lists (by
+/// name, label or the `{test}` template) are selected and the path is decided.
+fn apply_data(c: &mut Changed, catalogue: &Catalogue, policy: &Policy, out: &mut Applied) {
+    let spellings: Vec<&str> = std::iter::once(c.display.as_str())
+        .chain(c.real_display.as_deref())
+        .collect();
+    if let Some((di, d)) = policy.data_for(spellings.iter().copied()) {
+        let rule = &policy.data[di];
+        let named = policy.data_template_tests(
+            di,
+            spellings.iter().copied(),
+            catalogue.tests.iter().map(|t| t.name.as_str()),
+        );
+        for t in &catalogue.tests {
+            let by_name = rule
+                .tests
+                .iter()
+                .find(|g| crate::policy::name_match(g, &t.name));
+            let by_label = rule.labels.iter().find(|l| t.labels.contains(l));
+            let by_template = named.contains(&t.name.as_str());
+            if let Some(why) = by_name
+                .map(|g| format!("test-name pattern {g:?}"))
+                .or(by_label.map(|l| format!("label {l:?}")))
+                .or(by_template.then(|| "the {test} template of its path".to_owned()))
+            {
+                out.forced.push(Forced {
+                    test: t.name.clone(),
+                    code: select_code::DECLARED_DATA,
+                    detail: format!(
+                        "changed data {} falls under [[data]] {} ({:?}), which lists it by {why}",
+                        c.display, d.rule, d.matched
+                    ),
+                });
+            }
+        }
+        c.gap = None;
+        c.evidence = format!(
+            "{}; under declared data rule {} ({:?}): read only by the tests that name it{}: {}",
+            c.evidence,
+            d.rule,
+            d.matched,
+            if rule.tests.is_empty() && rule.labels.is_empty() {
+                ""
+            } else {
+                " and the tests it lists"
+            },
+            d.why
+        );
+        out.uses.push(Use {
+            declared: d.clone(),
+            subject: c.display.clone(),
+        });
+        c.declared = Some(d);
+    }
 }
 
 /// For each boundary, what the evidence shows it covers that a build step

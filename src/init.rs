@@ -60,16 +60,23 @@ fn q(s: &str) -> String {
     out
 }
 
+/// The starter policy being written: its keys and comments, and its tables
+/// (which come after every top-level key: a key below a table belongs to it).
+#[derive(Default)]
+struct Text {
+    t: String,
+    tables: String,
+}
+
+/// What each test's command line and the files it names name: the targets
+/// the scan maps it to and the files it runs and names.
+type Scanned = Vec<(Vec<usize>, Vec<String>)>;
+
 /// The starter policy's text.
 pub fn suggest(i: &Input<'_, '_, '_>) -> String {
-    let model = i.graph.model();
-    let (src, build) = (model.source_root.as_str(), model.build_root.as_str());
-    let rel = |p: &str| paths::relative_to(p, src);
-    let mut t = String::new();
-    // Tables come after every top-level key (a key below a table belongs to it).
-    let mut tables = String::new();
+    let mut out = Text::default();
     let _ = writeln!(
-        t,
+        out.t,
         "# diff2test.toml: a starter policy written by `diff2test init` from this build's evidence.\n\
          # Review it before you commit it. Every assumption a decision rests on is printed as\n\
          # `assume ...` on stderr and recorded in the plan. Lines starting with `# ` are suggestions\n\
@@ -89,11 +96,34 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
     let scanned: Vec<(Vec<usize>, Vec<String>)> = (i.catalogue.tests.iter())
         .map(|test| i.lookup.script_targets(test))
         .collect();
+    unreferenced_section(i, &scanned, &mut out);
+    unmapped_section(i, &scanned, &mut out);
+    let always = data_section(i, &mut out);
+    named_after_section(i, &scanned, &mut out);
+    always_run_section(always, &mut out);
+    cmake_section(&mut out);
+    let Text { mut t, tables } = out;
+    if !tables.is_empty() {
+        let _ = writeln!(
+            t,
+            "# --- Declarations (tables: keep them below every key above) -------------------------\n"
+        );
+        t.push_str(&tables);
+    }
+    t
+}
+
+/// Section 1: top-level paths no evidence references.
+fn unreferenced_section(i: &Input<'_, '_, '_>, scanned: &Scanned, out: &mut Text) {
+    let Text { t, tables } = out;
+    let model = i.graph.model();
+    let (src, build) = (model.source_root.as_str(), model.build_root.as_str());
+    let rel = |p: &str| paths::relative_to(p, src);
     let unmapped_script = |m: &TestMapping| matches!(m, TestMapping::Unmapped(g) if g.code == Code::TestCommandUnmapped);
     // The files scripted tests run and name (their scripts, followed as the
     // scan follows them): referenced, by that test.
     let mut run_files: Vec<(String, String)> = Vec::new();
-    for ((test, m), (_, files)) in i.catalogue.tests.iter().zip(i.mappings).zip(&scanned) {
+    for ((test, m), (_, files)) in i.catalogue.tests.iter().zip(i.mappings).zip(scanned) {
         if unmapped_script(m) {
             run_files.extend(files.iter().map(|f| (f.clone(), test.name.clone())));
         }
@@ -104,7 +134,7 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         .tests
         .iter()
         .zip(i.mappings)
-        .zip(&scanned)
+        .zip(scanned)
         .map(|((test, m), (found, _))| match m {
             m if unmapped_script(m) => {
                 let direct = if found.is_empty() {
@@ -127,36 +157,7 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         })
         .collect();
     let holdings = Holdings::scan(i.graph, &suggested, i.max_bytes);
-    // The source tree's top-level entries, then, for a project in a
-    // subdirectory of its repository, those of each directory up to the
-    // repository's top (`../web`), except the one holding the project.
-    let mut levels: Vec<(String, Option<String>)> = vec![(src.to_owned(), None)];
-    let mut below = src.to_owned();
-    while let Some((up, _)) = below.rsplit_once('/') {
-        if up.is_empty() || !paths::is_within(up, model.scope_root()) {
-            break;
-        }
-        levels.push((up.to_owned(), Some(below.clone())));
-        below = up.to_owned();
-    }
-    let mut entries: Vec<(String, bool)> = Vec::new();
-    for (dir, skip) in &levels {
-        let mut here: Vec<(String, bool)> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().into_string().ok()?;
-                let is_dir = e.file_type().ok()?.is_dir();
-                Some((name, is_dir))
-            })
-            .filter(|(n, _)| n != ".git" && n != "diff2test.toml")
-            .filter(|(n, _)| skip.as_deref() != Some(format!("{dir}/{n}").as_str()))
-            .map(|(n, d)| (model.display_path(&format!("{dir}/{n}")), d))
-            .collect();
-        here.sort();
-        entries.extend(here);
-    }
+    let entries = top_level_entries(model);
     let mut unreferenced = Vec::new();
     let mut referenced = Vec::new();
     // Referenced only as below a binary's source directory (`__FILE__`).
@@ -242,13 +243,56 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         }
         let _ = writeln!(t);
     }
+}
 
+/// The source tree's top-level entries, then, for a project in a
+/// subdirectory of its repository, those of each directory up to the
+/// repository's top (`../web`), except the one holding the project: (shown
+/// path, is a directory).
+fn top_level_entries(model: &crate::ingest::file_api::Codemodel) -> Vec<(String, bool)> {
+    let src = model.source_root.as_str();
+    let mut levels: Vec<(String, Option<String>)> = vec![(src.to_owned(), None)];
+    let mut below = src.to_owned();
+    while let Some((up, _)) = below.rsplit_once('/') {
+        if up.is_empty() || !paths::is_within(up, model.scope_root()) {
+            break;
+        }
+        levels.push((up.to_owned(), Some(below.clone())));
+        below = up.to_owned();
+    }
+    let mut entries: Vec<(String, bool)> = Vec::new();
+    for (dir, skip) in &levels {
+        let mut here: Vec<(String, bool)> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let is_dir = e.file_type().ok()?.is_dir();
+                Some((name, is_dir))
+            })
+            .filter(|(n, _)| n != ".git" && n != "diff2test.toml")
+            .filter(|(n, _)| skip.as_deref() != Some(format!("{dir}/{n}").as_str()))
+            .map(|(n, d)| (model.display_path(&format!("{dir}/{n}")), d))
+            .collect();
+        here.sort();
+        entries.extend(here);
+    }
+    entries
+}
+
+/// Section 2: tests the evidence cannot map.
+fn unmapped_section(i: &Input<'_, '_, '_>, scanned: &Scanned, out: &mut Text) {
+    let Text { t, tables } = out;
+    let model = i.graph.model();
+    let src = model.source_root.as_str();
+    let rel = |p: &str| paths::relative_to(p, src);
     // 2. Tests the evidence cannot map.
     let mut scannable = Vec::new();
     let mut computed = Vec::new();
     let mut named_but_computed = Vec::new();
     let mut other = Vec::new();
-    for ((test, m), (found, abs_files)) in i.catalogue.tests.iter().zip(i.mappings).zip(&scanned) {
+    for ((test, m), (found, abs_files)) in i.catalogue.tests.iter().zip(i.mappings).zip(scanned) {
         let TestMapping::Unmapped(gap) = m else {
             continue;
         };
@@ -360,7 +404,15 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
             "# opaque = \"select\"   # runs just those tests instead of the whole suite\n"
         );
     }
+}
 
+/// Section 3: source-tree files tests name (data); returns the tests that name the
+/// whole source tree.
+fn data_section<'a>(i: &Input<'a, '_, '_>, out: &mut Text) -> Vec<&'a str> {
+    let Text { t, tables } = out;
+    let model = i.graph.model();
+    let src = model.source_root.as_str();
+    let rel = |p: &str| paths::relative_to(p, src);
     // 3. Source-tree files tests name (data).
     let mut data: Vec<String> = Vec::new();
     let mut always: Vec<&str> = Vec::new();
@@ -418,12 +470,21 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
         );
     }
 
+    always
+}
+
+/// Section 3b: files beside a test's script named after the test.
+fn named_after_section(i: &Input<'_, '_, '_>, scanned: &Scanned, out: &mut Text) {
+    let Text { t, tables } = out;
+    let model = i.graph.model();
+    let src = model.source_root.as_str();
+    let rel = |p: &str| paths::relative_to(p, src);
     // 3b. Files beside a test's script named after the test (a script
     // that reads `tests/NAME.expected` by a name it computes).
     let mut by_pattern: std::collections::BTreeMap<String, Vec<(String, String)>> =
         Default::default();
     let mut listed: crate::fasthash::FastMap<String, Vec<String>> = Default::default();
-    for (test, (_, files)) in i.catalogue.tests.iter().zip(&scanned) {
+    for (test, (_, files)) in i.catalogue.tests.iter().zip(scanned) {
         for f in files {
             let Some((dir, script)) = f.rsplit_once('/') else {
                 continue;
@@ -487,7 +548,11 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
             globs.join(", ")
         );
     }
+}
 
+/// Section 4: always-run candidates.
+fn always_run_section(mut always: Vec<&str>, out: &mut Text) {
+    let Text { t, tables } = out;
     // 4. Always-run candidates.
     always.sort_unstable();
     always.dedup();
@@ -506,7 +571,11 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
             names.join(", ")
         );
     }
+}
 
+/// Section 5: CMake edits.
+fn cmake_section(out: &mut Text) {
+    let t = &mut out.t;
     // 5. CMake edits.
     let _ = writeln!(
         t,
@@ -514,14 +583,6 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
          # A CMakeLists.txt edit costs the whole suite. Keep the base branch's `diff2test snapshot`\n\
          # and pass it as --base-snapshot to compare build descriptions instead.\n"
     );
-    if !tables.is_empty() {
-        let _ = writeln!(
-            t,
-            "# --- Declarations (tables: keep them below every key above) -------------------------\n"
-        );
-        t.push_str(&tables);
-    }
-    t
 }
 
 /// What references `abs` (a top-level entry of the source tree), if anything.

@@ -82,6 +82,40 @@ pub struct Input<'a> {
     pub max_bytes: u64,
 }
 
+/// Without a base commit: each source input the record read must have the
+/// content it has now, unless the change set names it. `Err`: the first
+/// that does not, in words.
+fn tracked_on_disk(
+    input: &Input<'_>,
+    rec: &record::Record,
+    abs: &[String],
+    source_inputs: &[usize],
+    tracked: &mut [bool],
+) -> Result<(), String> {
+    for &i in source_inputs {
+        if input.changed_abs.iter().any(|c| c == &abs[i]) {
+            tracked[i] = true;
+            continue;
+        }
+        let f = &rec.files[i];
+        let here = std::path::Path::new(&abs[i]);
+        let now = crate::vcs::blob_id_of_link(here).or_else(|| crate::vcs::blob_id_of_file(here));
+        let same = match f.state {
+            State::File => now.as_deref() == f.oid.as_deref(),
+            _ => now.is_none(),
+        };
+        if !same {
+            return Err(format!(
+                    "{} read {} with other content than it has now, and the change set does not name it: it records another base",
+                    input.path,
+                    display(rec, i)
+            ));
+        }
+        tracked[i] = true;
+    }
+    Ok(())
+}
+
 /// Loads `--record` and audits it.
 pub fn audit(input: &Input<'_>) -> Audit {
     let unused = |code: &str, detail: String| Audit {
@@ -158,30 +192,8 @@ pub fn audit(input: &Input<'_>) -> Audit {
             }
         }
         None => {
-            for &i in &source_inputs {
-                if input.changed_abs.iter().any(|c| c == &abs[i]) {
-                    tracked[i] = true;
-                    continue;
-                }
-                let f = &rec.files[i];
-                let here = std::path::Path::new(&abs[i]);
-                let now =
-                    crate::vcs::blob_id_of_link(here).or_else(|| crate::vcs::blob_id_of_file(here));
-                let same = match f.state {
-                    State::File => now.as_deref() == f.oid.as_deref(),
-                    _ => now.is_none(),
-                };
-                if !same {
-                    return unused(
-                        "RECORD_STALE",
-                        format!(
-                            "{} read {} with other content than it has now, and the change set does not name it: it records another base",
-                            input.path,
-                            display(&rec, i)
-                        ),
-                    );
-                }
-                tracked[i] = true;
+            if let Err(why) = tracked_on_disk(input, &rec, &abs, &source_inputs, &mut tracked) {
+                return unused("RECORD_STALE", why);
             }
         }
     }

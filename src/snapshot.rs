@@ -99,24 +99,6 @@ pub fn compute(
         units_of[tu.target].push(i);
     }
     let mut files: BTreeMap<String, String> = BTreeMap::new();
-    fn digest_of(
-        files: &mut BTreeMap<String, String>,
-        p: &str,
-        src: &str,
-        build: &str,
-    ) -> Result<String, Gap> {
-        let key = fingerprint::relativize(p, src, build);
-        if !files.contains_key(&key) {
-            let bytes = std::fs::read(p).map_err(|e| {
-                Gap::new(
-                    Code::SnapshotInvalid,
-                    format!("{p} cannot be read for the snapshot: {e}"),
-                )
-            })?;
-            files.insert(key.clone(), fingerprint::short_hash(&bytes));
-        }
-        Ok(key)
-    }
     let mut tests = serde_json::Map::new();
     for (i, test) in catalogue.tests.iter().enumerate() {
         // Never an empty entry: that would hide a change to the test's command.
@@ -191,6 +173,27 @@ pub fn compute(
         "files": files,
         "tests": tests,
     }))
+}
+
+/// The key of build-tree file `p` in the snapshot's `files`, its digest
+/// recorded there on first use.
+fn digest_of(
+    files: &mut BTreeMap<String, String>,
+    p: &str,
+    src: &str,
+    build: &str,
+) -> Result<String, Gap> {
+    let key = fingerprint::relativize(p, src, build);
+    if !files.contains_key(&key) {
+        let bytes = std::fs::read(p).map_err(|e| {
+            Gap::new(
+                Code::SnapshotInvalid,
+                format!("{p} cannot be read for the snapshot: {e}"),
+            )
+        })?;
+        files.insert(key.clone(), fingerprint::short_hash(&bytes));
+    }
+    Ok(key)
 }
 
 /// Why `base` cannot be compared with `head` (another generator, config,

@@ -570,48 +570,7 @@ fn worktree_changes(
     let index = repo
         .index_or_empty()
         .map_err(|e| git_err("cannot read the index", e))?;
-    let mut staged: BTreeMap<BString, Staged> = BTreeMap::new();
-    for entry in index.entries() {
-        let path = entry.path(&index);
-        let skip_worktree = entry
-            .flags
-            .contains(gix::index::entry::Flags::SKIP_WORKTREE);
-        if entry.mode.is_sparse() {
-            // A sparse index keeps a whole directory as one tree entry; expand it.
-            let mut leaves = BTreeMap::new();
-            flatten_tree(repo, entry.id, path, &mut leaves)?;
-            staged.extend(leaves.into_iter().map(|(p, item)| {
-                (
-                    p,
-                    Staged {
-                        item,
-                        skip_worktree: true,
-                    },
-                )
-            }));
-            continue;
-        }
-        let item = if entry.stage_raw() != 0 {
-            Item::Conflict
-        } else {
-            match entry
-                .mode
-                .to_tree_entry_mode()
-                .map(|m| m.kind())
-                .and_then(|k| item_of(k, entry.id))
-            {
-                Some(item) => item,
-                None => Item::Conflict, // unknown mode: treat as changed
-            }
-        };
-        staged
-            .entry(path.to_owned())
-            .and_modify(|s| s.item = Item::Conflict)
-            .or_insert(Staged {
-                item,
-                skip_worktree,
-            });
-    }
+    let staged = staged_entries(repo, &index)?;
 
     let fs = {
         let config = repo.config_snapshot();
@@ -679,9 +638,80 @@ fn worktree_changes(
     }
 
     // 2. Untracked, non-ignored files.
+    untracked(
+        repo,
+        &index,
+        root,
+        (&known, &known_dirs, &gitlinks),
+        out,
+        vouch,
+    )
+}
+
+/// The index's entries by path (a sparse directory expanded, a conflict or
+/// an unknown mode as [`Item::Conflict`]).
+fn staged_entries(
+    repo: &gix::Repository,
+    index: &gix::worktree::Index,
+) -> Result<BTreeMap<BString, Staged>, VcsError> {
+    let mut staged: BTreeMap<BString, Staged> = BTreeMap::new();
+    for entry in index.entries() {
+        let path = entry.path(index);
+        let skip_worktree = entry
+            .flags
+            .contains(gix::index::entry::Flags::SKIP_WORKTREE);
+        if entry.mode.is_sparse() {
+            // A sparse index keeps a whole directory as one tree entry; expand it.
+            let mut leaves = BTreeMap::new();
+            flatten_tree(repo, entry.id, path, &mut leaves)?;
+            staged.extend(leaves.into_iter().map(|(p, item)| {
+                (
+                    p,
+                    Staged {
+                        item,
+                        skip_worktree: true,
+                    },
+                )
+            }));
+            continue;
+        }
+        let item = if entry.stage_raw() != 0 {
+            Item::Conflict
+        } else {
+            match entry
+                .mode
+                .to_tree_entry_mode()
+                .map(|m| m.kind())
+                .and_then(|k| item_of(k, entry.id))
+            {
+                Some(item) => item,
+                None => Item::Conflict, // unknown mode: treat as changed
+            }
+        };
+        staged
+            .entry(path.to_owned())
+            .and_modify(|s| s.item = Item::Conflict)
+            .or_insert(Staged {
+                item,
+                skip_worktree,
+            });
+    }
+    Ok(staged)
+}
+
+/// Every untracked, non-ignored file (or nested repository, or unreadable
+/// directory) below `root` goes to `out`; its files are vouched for.
+fn untracked(
+    repo: &gix::Repository,
+    index: &gix::worktree::Index,
+    root: &Path,
+    (known, known_dirs, gitlinks): (&BTreeSet<&BString>, &BTreeSet<BString>, &BTreeSet<&BString>),
+    out: &mut Changes,
+    vouch: &mut VouchSet,
+) -> Result<(), VcsError> {
     let mut excludes = repo
         .excludes(
-            &index,
+            index,
             None,
             gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
         )

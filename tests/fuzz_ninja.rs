@@ -104,7 +104,8 @@ fn commands_in(dir: &std::path::Path) -> Result<HashMap<String, String>, String>
         |o, c| {
             all.insert(o.to_owned(), c.to_owned());
         },
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     Ok(all)
 }
 

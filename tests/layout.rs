@@ -1,6 +1,7 @@
-//! The shape of `src/` (issue 28), kept by a test: no import cycle between
-//! files, no source file over 1,500 lines, and a pipeline that only
-//! sequences (no function in `src/pipeline.rs` over 120 lines).
+//! The shape of `src/`, kept by a test (ARCHITECTURE.md): no import cycle
+//! between files, no source file over 1,500 lines, no function over 150
+//! lines, a pipeline that only sequences (no function in `src/pipeline.rs`
+//! over 120 lines), and no branch on the output format outside the emitters.
 //!
 //! A file depends on another when it names an item of it by path:
 //! `crate::a::b`, `super::x`, or (in `lib.rs` and `mod.rs` files) a child
@@ -285,27 +286,78 @@ fn no_source_file_over_1500_lines() {
     assert!(long.is_empty(), "over 1,500 lines: {long:?}");
 }
 
-#[test]
-fn the_pipeline_only_sequences() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pipeline.rs");
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut open: Option<(String, usize)> = None;
+/// Each function of `text` longer than `limit` lines (from its `fn` line to
+/// the closing brace at the same indentation), with its length.
+fn functions_over(text: &str, limit: usize) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
     let mut long = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.strip_prefix("pub ").unwrap_or(line);
-        if let Some(rest) = t.strip_prefix("fn ") {
-            let name = rest.split(['(', '<']).next().unwrap_or("").to_owned();
-            open = Some((name, i));
-        } else if line == "}" {
-            if let Some((name, start)) = open.take() {
-                if i - start + 1 > 120 {
-                    long.push((name, i - start + 1));
-                }
+    for (i, line) in lines.iter().enumerate() {
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let mut t = line.trim_start();
+        for prefix in ["pub(crate) ", "pub(super) ", "pub ", "const ", "unsafe "] {
+            t = t.strip_prefix(prefix).unwrap_or(t);
+        }
+        let Some(rest) = t.strip_prefix("fn ") else {
+            continue;
+        };
+        if line.trim_end().ends_with(';') {
+            continue; // a trait method without a body
+        }
+        let close = format!("{indent}}}");
+        if let Some(end) = (i + 1..lines.len()).find(|&j| lines[j] == close) {
+            let n = end - i + 1;
+            if n > limit {
+                let name = rest.split(['(', '<']).next().unwrap_or("").to_owned();
+                long.push((name, n));
             }
         }
     }
+    long
+}
+
+#[test]
+fn the_pipeline_only_sequences() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pipeline.rs");
+    let long = functions_over(&std::fs::read_to_string(path).unwrap(), 120);
     assert!(
         long.is_empty(),
         "functions of src/pipeline.rs over 120 lines: {long:?}"
+    );
+}
+
+#[test]
+fn no_function_of_src_over_150_lines() {
+    let mut long = Vec::new();
+    for p in src_files().into_values() {
+        for (name, n) in functions_over(&std::fs::read_to_string(&p).unwrap(), 150) {
+            long.push((p.display().to_string(), name, n));
+        }
+    }
+    assert!(long.is_empty(), "functions over 150 lines: {long:?}");
+}
+
+#[test]
+fn the_length_check_sees_a_long_function() {
+    let body = "    x();\n".repeat(151);
+    let text = format!("impl A {{\n    pub fn long() {{\n{body}    }}\n}}\nfn short() {{\n}}\n");
+    assert_eq!(functions_over(&text, 150), vec![("long".to_owned(), 153)]);
+}
+
+/// Only the format's definition, the command line's default and the
+/// emitters name a `Format` variant: no other code branches on the format.
+#[test]
+fn only_the_emitters_branch_on_the_format() {
+    let allowed = ["request.rs", "cli.rs", "emit.rs"];
+    let mut found = Vec::new();
+    for p in src_files().into_values() {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let code = code_of(&std::fs::read_to_string(&p).unwrap());
+        if code.contains("Format::") && !allowed.contains(&name.as_str()) {
+            found.push(p.display().to_string());
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "Format:: named outside the emitters: {found:?}"
     );
 }

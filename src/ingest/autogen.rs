@@ -223,35 +223,7 @@ fn apply_joins(ev: &mut DepEvidence, joins: Vec<Join>) {
 /// evidence). Costs nothing in a build without a candidate.
 pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) -> Vec<Gap> {
     let mut gaps = Vec::new();
-    let candidates: Vec<(usize, usize)> = model
-        .targets
-        .iter()
-        .enumerate()
-        .flat_map(|(ti, t)| {
-            t.compiled
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| is_candidate(c))
-                .map(move |(ci, _)| (ti, ci))
-        })
-        .collect();
-    // Targets with AUTOUIC but no AUTOMOC compile no candidate, but their
-    // autogen (the `<T>_autogen` target beside them) writes uic headers.
-    let has_moc: FastSet<usize> = candidates
-        .iter()
-        .filter(|&&(ti, ci)| is_moc_candidate(&model.targets[ti].compiled[ci]))
-        .map(|&(ti, _)| ti)
-        .collect();
-    let uic_only: Vec<usize> = (0..model.targets.len())
-        .filter(|ti| !has_moc.contains(ti))
-        .filter(|&ti| {
-            let name = format!("{}_autogen", model.targets[ti].name);
-            model
-                .targets
-                .binary_search_by(|t| t.name.as_str().cmp(&name))
-                .is_ok()
-        })
-        .collect();
+    let (candidates, uic_only) = candidates_of(model);
     if candidates.is_empty() && uic_only.is_empty() {
         return gaps;
     }
@@ -291,7 +263,7 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
     let roots = [model.scope_root(), model.build_root.as_str()];
     let project = |p: &str| roots.iter().any(|r| paths::is_within(p, r));
     // Why a target stays opaque (the first reason found).
-    let mut opaque: std::collections::BTreeMap<usize, String> = Default::default();
+    let mut opaque: Opaque = Default::default();
     let mut ok: Vec<(usize, &Info)> = uic_infos.iter().map(|(ti, i)| (*ti, i)).collect();
     for (ti, info) in &infos {
         match info {
@@ -362,9 +334,135 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
             }
         }
     }
-    // The files each autogen scans, against its parse cache, joined to its
-    // compilation unit.
-    for &(ti, info) in &ok {
+    join_scanned(
+        ev,
+        model,
+        &ok,
+        &units_of_target,
+        &project,
+        (&mut joins, &mut gaps),
+    );
+    // Joining only adds prerequisites: it is applied whatever the verdicts.
+    apply_joins(ev, joins);
+    let verdicts = candidate_verdicts(
+        ev,
+        (model, reader),
+        &candidates,
+        &ok,
+        &opaque,
+        (&units_of_target, &project),
+        &mut gaps,
+    );
+    ev.automoc.verdicts.extend(verdicts);
+    ev.automoc.opaque_consumers = opaque
+        .into_iter()
+        .filter(|(ti, _)| !model.targets[*ti].compiled.iter().any(is_candidate))
+        .collect();
+    gaps.sort();
+    gaps.dedup();
+    gaps
+}
+
+/// Each candidate's verdict: an AUTORCC unit's from its own evidence, a moc
+/// compilation unit vouched when its target's autogen info names it and
+/// nothing made the target opaque.
+fn candidate_verdicts(
+    ev: &mut DepEvidence,
+    (model, reader): (&Codemodel, &Reader),
+    candidates: &[(usize, usize)],
+    ok: &[(usize, &Info)],
+    opaque: &Opaque,
+    (units_of_target, project): (&[Vec<usize>], InProject<'_>),
+    gaps: &mut Vec<Gap>,
+) -> Vec<((usize, usize), Verdict)> {
+    let compiled = |&(ti, ci): &(usize, usize)| &model.targets[ti].compiled[ci];
+    let info_of: FastMap<usize, &Info> = ok.iter().copied().collect();
+    let mut verdicts = Vec::new();
+    for &(ti, ci) in candidates {
+        let c = compiled(&(ti, ci));
+        let v = if is_rcc_candidate(c) {
+            rcc_verdict(
+                ev,
+                model,
+                reader,
+                (ti, ci),
+                &units_of_target[ti],
+                project,
+                gaps,
+            )
+        } else {
+            match (opaque.get(&ti), info_of.get(&ti)) {
+                (Some(why), _) => Verdict::Opaque(why.clone()),
+                (None, Some(info)) if info.compilation.as_ref() == Some(&c.path) => {
+                    Verdict::Vouched
+                }
+                (None, Some(info)) => Verdict::Opaque(match &info.compilation {
+                    Some(named) => format!(
+                        "its autogen info names {named} as the moc compilation file, not this one"
+                    ),
+                    None => "its autogen info names no moc compilation file".into(),
+                }),
+                (None, None) => Verdict::Opaque("its autogen info was not read".into()),
+            }
+        };
+        verdicts.push(((ti, ci), v));
+    }
+    verdicts
+}
+
+/// Whether a path lies in the project (its scope or build tree).
+type InProject<'a> = &'a dyn Fn(&str) -> bool;
+
+/// Why each target stays opaque (the first reason found).
+type Opaque = std::collections::BTreeMap<usize, String>;
+
+/// Every compiled [candidate](is_candidate) (target, source index), and the
+/// targets with AUTOUIC but no AUTOMOC: they compile no candidate, but their
+/// autogen (the `<T>_autogen` target beside them) writes uic headers.
+fn candidates_of(model: &Codemodel) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let candidates: Vec<(usize, usize)> = model
+        .targets
+        .iter()
+        .enumerate()
+        .flat_map(|(ti, t)| {
+            t.compiled
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| is_candidate(c))
+                .map(move |(ci, _)| (ti, ci))
+        })
+        .collect();
+    // Targets with AUTOUIC but no AUTOMOC compile no candidate, but their
+    // autogen (the `<T>_autogen` target beside them) writes uic headers.
+    let has_moc: FastSet<usize> = candidates
+        .iter()
+        .filter(|&&(ti, ci)| is_moc_candidate(&model.targets[ti].compiled[ci]))
+        .map(|&(ti, _)| ti)
+        .collect();
+    let uic_only: Vec<usize> = (0..model.targets.len())
+        .filter(|ti| !has_moc.contains(ti))
+        .filter(|&ti| {
+            let name = format!("{}_autogen", model.targets[ti].name);
+            model
+                .targets
+                .binary_search_by(|t| t.name.as_str().cmp(&name))
+                .is_ok()
+        })
+        .collect();
+    (candidates, uic_only)
+}
+
+/// The files each autogen scans, against its parse cache (a newer one is
+/// stale evidence), joined to its compilation unit.
+fn join_scanned(
+    ev: &DepEvidence,
+    model: &Codemodel,
+    ok: &[(usize, &Info)],
+    units_of_target: &[Vec<usize>],
+    project: &dyn Fn(&str) -> bool,
+    (joins, gaps): (&mut Vec<Join>, &mut Vec<Gap>),
+) {
+    for &(ti, info) in ok {
         let Some(compilation) = &info.compilation else {
             // No AUTOMOC: what the scan finds only decides which uic
             // headers are made, and each unit's own evidence lists those.
@@ -401,45 +499,6 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
             }
         }
     }
-    // Joining only adds prerequisites: it is applied whatever the verdicts.
-    apply_joins(ev, joins);
-    let info_of: FastMap<usize, &Info> = ok.iter().copied().collect();
-    for &(ti, ci) in &candidates {
-        let c = compiled(&(ti, ci));
-        let v = if is_rcc_candidate(c) {
-            rcc_verdict(
-                ev,
-                model,
-                reader,
-                (ti, ci),
-                &units_of_target[ti],
-                &project,
-                &mut gaps,
-            )
-        } else {
-            match (opaque.get(&ti), info_of.get(&ti)) {
-                (Some(why), _) => Verdict::Opaque(why.clone()),
-                (None, Some(info)) if info.compilation.as_ref() == Some(&c.path) => {
-                    Verdict::Vouched
-                }
-                (None, Some(info)) => Verdict::Opaque(match &info.compilation {
-                    Some(named) => format!(
-                        "its autogen info names {named} as the moc compilation file, not this one"
-                    ),
-                    None => "its autogen info names no moc compilation file".into(),
-                }),
-                (None, None) => Verdict::Opaque("its autogen info was not read".into()),
-            }
-        };
-        ev.automoc.verdicts.push(((ti, ci), v));
-    }
-    ev.automoc.opaque_consumers = opaque
-        .into_iter()
-        .filter(|(ti, _)| !model.targets[*ti].compiled.iter().any(is_candidate))
-        .collect();
-    gaps.sort();
-    gaps.dedup();
-    gaps
 }
 
 /// What the output `out` in an autogen directory was generated from, each

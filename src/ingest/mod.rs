@@ -62,6 +62,15 @@ impl Default for Limits {
     }
 }
 
+/// Why [`Reader::read_chunks`] stopped.
+#[derive(Debug)]
+pub enum Chunked<E> {
+    /// The file could not be read within the limits.
+    Read(ReadError),
+    /// The caller's step on a chunk failed.
+    Stopped(E),
+}
+
 /// Why a bounded read failed.
 #[derive(Debug)]
 pub enum ReadError {
@@ -182,14 +191,14 @@ impl Reader {
     /// Reads a file in pieces of about `chunk` bytes, handing each to `f` in
     /// order, under the same limits (and with the same digest) as [`Self::read`],
     /// so a large file is never whole in memory. `f`'s error ends the read.
-    pub fn read_chunks(
+    pub fn read_chunks<E>(
         &self,
         path: &str,
         chunk: usize,
-        mut f: impl FnMut(&[u8]) -> Result<(), String>,
-    ) -> Result<(), String> {
+        mut f: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), Chunked<E>> {
         use sha2::Digest;
-        let mut file = std::fs::File::open(path).map_err(|e| ReadError::Io(e).to_string())?;
+        let mut file = std::fs::File::open(path).map_err(|e| Chunked::Read(ReadError::Io(e)))?;
         let max = self.limits.max_file_bytes;
         let mut digest = self.digests.as_ref().map(|_| sha2::Sha256::new());
         let mut buf = vec![0u8; chunk.max(4096)];
@@ -199,24 +208,23 @@ impl Reader {
                 Ok(0) => break,
                 Ok(k) => k,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(ReadError::Io(e).to_string()),
+                Err(e) => return Err(Chunked::Read(ReadError::Io(e))),
             };
             n += k as u64;
             if n > max {
-                return Err(ReadError::TooLarge { limit: max }.to_string());
+                return Err(Chunked::Read(ReadError::TooLarge { limit: max }));
             }
             if let Some(d) = &mut digest {
                 d.update(&buf[..k]);
             }
-            f(&buf[..k])?;
+            f(&buf[..k]).map_err(Chunked::Stopped)?;
         }
         let before = self.total.fetch_add(n, Ordering::Relaxed);
         if before.saturating_add(n) > self.limits.max_total_bytes {
             self.total_exceeded.store(true, Ordering::Relaxed);
-            return Err(ReadError::TotalTooLarge {
+            return Err(Chunked::Read(ReadError::TotalTooLarge {
                 limit: self.limits.max_total_bytes,
-            }
-            .to_string());
+            }));
         }
         if let (Some(d), Some(h)) = (&self.digests, digest) {
             let h: [u8; 32] = h.finalize().into();

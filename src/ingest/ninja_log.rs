@@ -271,7 +271,7 @@ pub(crate) fn read_manifest_commands(
     });
     let custom = walked.is_ok().then_some(custom);
     let hashes = match walked {
-        Err(e) => Err(e),
+        Err(e) => Err(e.to_string()),
         Ok((_, Some(dir))) if !dir.is_empty() && dir != "." => Err(format!(
             "{file} sets builddir = {dir:?}, so ninja keeps its log elsewhere (not followed)"
         )),

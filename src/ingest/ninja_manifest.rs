@@ -119,7 +119,7 @@ pub fn for_each_command(
     file: &str,
     wanted: Option<&FastSet<&str>>,
     mut emit: impl FnMut(&str, &str),
-) -> Result<(usize, Option<String>), String> {
+) -> Result<(usize, Option<String>), ManifestError> {
     let mut st = State {
         scopes: vec![Scope::default()],
         rules: vec![Rule::default()],
@@ -152,7 +152,7 @@ pub fn for_each_command_and_custom_edge(
     build_root: &str,
     file: &str,
     mut emit: impl FnMut(&Edge<'_>),
-) -> Result<(usize, Option<String>), String> {
+) -> Result<(usize, Option<String>), ManifestError> {
     let mut st = State {
         scopes: vec![Scope::default()],
         rules: vec![Rule::default()],
@@ -167,6 +167,44 @@ pub fn for_each_command_and_custom_edge(
     let mut edges = 0;
     st.parse_file(reader, build_root, file, 0, 0, &mut edges, &mut emit)?;
     Ok((edges, st.scopes[0].vars.remove("builddir")))
+}
+
+/// Why a Ninja manifest cannot be followed.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// A statement ninja would reject, or one this reader does not follow.
+    #[error("{0}")]
+    Syntax(String),
+    /// The statement at `line` of `file` (as the build tree names it).
+    #[error("{file}: line {line}: {source}")]
+    At {
+        /// The manifest file.
+        file: String,
+        /// Its line.
+        line: usize,
+        /// What is wrong there.
+        source: Box<ManifestError>,
+    },
+    /// A manifest file holds bytes that are not UTF-8.
+    #[error("{path}: not valid UTF-8")]
+    NotUtf8 {
+        /// The file.
+        path: String,
+    },
+    /// A manifest file cannot be read within the limits.
+    #[error("{path}: {why}")]
+    Unreadable {
+        /// The file.
+        path: String,
+        /// Why.
+        why: super::ReadError,
+    },
+    /// `include`/`subninja` nested more than 32 deep.
+    #[error("{file}: includes nested more than 32 deep")]
+    NestedTooDeep {
+        /// The file that would be read next.
+        file: String,
+    },
 }
 
 /// An [`Edge`] kept past the walk.
@@ -233,7 +271,7 @@ pub fn for_each_edge(
     build_root: &str,
     file: &str,
     mut emit: impl FnMut(&Edge<'_>),
-) -> Result<usize, String> {
+) -> Result<usize, ManifestError> {
     let mut st = State {
         scopes: vec![Scope::default()],
         rules: vec![Rule::default()],
@@ -352,11 +390,11 @@ impl State<'_> {
         out
     }
 
-    fn assign(&mut self, scope: usize, key: &str, value: String) -> Result<(), String> {
+    fn assign(&mut self, scope: usize, key: &str, value: String) -> Result<(), ManifestError> {
         if self.looked_up.contains(&(scope, key.to_owned())) {
-            return Err(format!(
+            return Err(ManifestError::Syntax(format!(
                 "variable {key:?} is set after an edge whose command uses it (ninja evaluates commands after the whole manifest; not followed)"
-            ));
+            )));
         }
         self.scopes[scope].vars.insert(key.to_owned(), value);
         Ok(())
@@ -374,9 +412,11 @@ impl State<'_> {
         depth: usize,
         edges: &mut usize,
         emit: &mut dyn FnMut(&Edge<'_>),
-    ) -> Result<(), String> {
+    ) -> Result<(), ManifestError> {
         if depth > 32 {
-            return Err(format!("{file}: includes nested more than 32 deep"));
+            return Err(ManifestError::NestedTooDeep {
+                file: file.to_owned(),
+            });
         }
         let path = crate::paths::join_fold(build_root, file);
         let shown = crate::paths::relative_to(&path, build_root).to_owned();
@@ -385,16 +425,20 @@ impl State<'_> {
         let mut pending: Vec<u8> = Vec::new();
         let mut line_base = 0usize;
         let mut segment =
-            |st: &mut Self, bytes: &[u8], line_base: &mut usize| -> Result<(), String> {
-                let text =
-                    std::str::from_utf8(bytes).map_err(|_| format!("{path}: not valid UTF-8"))?;
+            |st: &mut Self, bytes: &[u8], line_base: &mut usize| -> Result<(), ManifestError> {
+                let text = std::str::from_utf8(bytes)
+                    .map_err(|_| ManifestError::NotUtf8 { path: path.clone() })?;
                 let mut lx = Lexer {
                     s: text,
                     at: 0,
                     line_base: *line_base,
                 };
                 st.parse_statements(reader, build_root, &mut lx, scope, depth, edges, emit)
-                    .map_err(|e| format!("{shown}: line {}: {e}", lx.line()))?;
+                    .map_err(|e| ManifestError::At {
+                        file: shown.clone(),
+                        line: lx.line(),
+                        source: Box::new(e),
+                    })?;
                 *line_base += count_newlines(bytes);
                 Ok(())
             };
@@ -408,12 +452,12 @@ impl State<'_> {
                 }
                 Ok(())
             })
-            .map_err(|e| {
-                if e.starts_with(&shown) || e.starts_with(&path) {
-                    e
-                } else {
-                    format!("{path}: {e}")
-                }
+            .map_err(|e| match e {
+                super::Chunked::Read(why) => ManifestError::Unreadable {
+                    path: path.clone(),
+                    why,
+                },
+                super::Chunked::Stopped(e) => e,
             })?;
         segment(self, &pending, &mut line_base)
     }
@@ -428,12 +472,12 @@ impl State<'_> {
         depth: usize,
         edges: &mut usize,
         emit: &mut dyn FnMut(&Edge<'_>),
-    ) -> Result<(), String> {
+    ) -> Result<(), ManifestError> {
         loop {
             match lx.statement()? {
                 Stmt::Eof => return Ok(()),
                 Stmt::Blank => {}
-                Stmt::Indent => return Err("unexpected indentation".into()),
+                Stmt::Indent => return Err(ManifestError::Syntax("unexpected indentation".into())),
                 Stmt::Word(w) => match w {
                     "rule" => self.parse_rule(lx, scope)?,
                     "build" => {
@@ -454,7 +498,7 @@ impl State<'_> {
                     "include" | "subninja" => {
                         let p = lx.path()?;
                         if p.is_empty() {
-                            return Err(format!("{w} without a path"));
+                            return Err(ManifestError::Syntax(format!("{w} without a path")));
                         }
                         lx.newline()?;
                         let file = self.eval_now(&p, scope, None);
@@ -481,11 +525,11 @@ impl State<'_> {
         }
     }
 
-    fn parse_rule(&mut self, lx: &mut Lexer<'_>, scope: usize) -> Result<(), String> {
+    fn parse_rule(&mut self, lx: &mut Lexer<'_>, scope: usize) -> Result<(), ManifestError> {
         let name = lx.ident()?;
         lx.newline()?;
         if self.scopes[scope].rules.contains_key(name) {
-            return Err(format!("duplicate rule {name:?}"));
+            return Err(ManifestError::Syntax(format!("duplicate rule {name:?}")));
         }
         let mut rule = Rule::default();
         while lx.peek_indent() {
@@ -521,20 +565,8 @@ impl State<'_> {
         lx: &mut Lexer<'_>,
         scope: usize,
         emit: &mut dyn FnMut(&Edge<'_>),
-    ) -> Result<(), String> {
-        let mut outs = Vec::new();
-        while let Some(p) = lx.path_nonempty()? {
-            outs.push(p);
-        }
-        let n_explicit = outs.len();
-        if lx.eat(b"|") {
-            while let Some(p) = lx.path_nonempty()? {
-                outs.push(p);
-            }
-        }
-        if outs.is_empty() {
-            return Err("expected a path".into());
-        }
+    ) -> Result<(), ManifestError> {
+        let (outs, n_explicit) = edge_outputs(lx)?;
         // Outputs written as plain text (CMake's are) that nobody wants: the
         // rest of the statement is only checked for where it ends.
         if let Some(w) = self.wanted {
@@ -550,12 +582,12 @@ impl State<'_> {
             }
         }
         if !lx.eat(b":") {
-            return Err("expected ':'".into());
+            return Err(ManifestError::Syntax("expected ':'".into()));
         }
         let rule_name = lx.ident()?;
         let rule = self
             .lookup_rule(Some(scope), rule_name)
-            .ok_or_else(|| format!("unknown build rule {rule_name:?}"))?;
+            .ok_or_else(|| ManifestError::Syntax(format!("unknown build rule {rule_name:?}")))?;
         // Custom commands only: the rest of the statement is skipped unread.
         if self.mode == Mode::CustomEdges && rule_name != CUSTOM_COMMAND {
             return lx.skip_statement();
@@ -604,7 +636,9 @@ impl State<'_> {
             .collect();
         for o in &wanted {
             if !self.seen.insert((*o).clone()) {
-                return Err(format!("multiple rules generate {o}"));
+                return Err(ManifestError::Syntax(format!(
+                    "multiple rules generate {o}"
+                )));
             }
         }
         if wanted.is_empty() || rule == PHONY {
@@ -630,9 +664,9 @@ impl State<'_> {
         }
         self.rules = rules;
         if self.overflow || cmd.len() + rsp.len() > MAX_COMMAND {
-            return Err(format!(
+            return Err(ManifestError::Syntax(format!(
                 "a command longer than {MAX_COMMAND} bytes (not followed)"
-            ));
+            )));
         }
         if !rsp.is_empty() {
             cmd.push_str(";rspfile=");
@@ -672,6 +706,25 @@ impl State<'_> {
         self.buffers = (cmd, rsp);
         Ok(())
     }
+}
+
+/// A build statement's outputs, explicit then implicit (after `|`), and
+/// how many are explicit.
+fn edge_outputs<'a>(lx: &mut Lexer<'a>) -> Result<(Vec<Eval<'a>>, usize), ManifestError> {
+    let mut outs = Vec::new();
+    while let Some(p) = lx.path_nonempty()? {
+        outs.push(p);
+    }
+    let n_explicit = outs.len();
+    if lx.eat(b"|") {
+        while let Some(p) = lx.path_nonempty()? {
+            outs.push(p);
+        }
+    }
+    if outs.is_empty() {
+        return Err(ManifestError::Syntax("expected a path".into()));
+    }
+    Ok((outs, n_explicit))
 }
 
 fn concat(ev: &Eval<'_>) -> String {
@@ -806,7 +859,7 @@ impl<'a> Lexer<'a> {
 
     /// The start of a statement: a keyword or variable name, a blank or
     /// comment line, indentation (an error here), or the end.
-    fn statement(&mut self) -> Result<Stmt<'a>, String> {
+    fn statement(&mut self) -> Result<Stmt<'a>, ManifestError> {
         let start = self.at;
         while self.peek() == Some(b' ') {
             self.at += 1;
@@ -856,7 +909,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// The rest of a statement not needed: its line and its bindings.
-    fn skip_statement(&mut self) -> Result<(), String> {
+    fn skip_statement(&mut self) -> Result<(), ManifestError> {
         self.skip_logical_line();
         while self.peek_indent() {
             self.skip_logical_line();
@@ -864,13 +917,13 @@ impl<'a> Lexer<'a> {
         Ok(())
     }
 
-    fn ident(&mut self) -> Result<&'a str, String> {
+    fn ident(&mut self) -> Result<&'a str, ManifestError> {
         let start = self.at;
         while self.peek().is_some_and(ident_byte) {
             self.at += 1;
         }
         if self.at == start {
-            return Err("expected a name".into());
+            return Err(ManifestError::Syntax("expected a name".into()));
         }
         let w = &self.s[start..self.at];
         self.eat_space();
@@ -891,15 +944,15 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn expect_equals(&mut self) -> Result<(), String> {
+    fn expect_equals(&mut self) -> Result<(), ManifestError> {
         if self.eat(b"=") {
             Ok(())
         } else {
-            Err("expected '='".into())
+            Err(ManifestError::Syntax("expected '='".into()))
         }
     }
 
-    fn newline(&mut self) -> Result<(), String> {
+    fn newline(&mut self) -> Result<(), ManifestError> {
         self.eat_space();
         match self.peek() {
             None => Ok(()),
@@ -911,8 +964,10 @@ impl<'a> Lexer<'a> {
                 self.at += 2;
                 Ok(())
             }
-            Some(b'#') => Err("comments must be on their own line".into()),
-            Some(_) => Err("expected a newline".into()),
+            Some(b'#') => Err(ManifestError::Syntax(
+                "comments must be on their own line".into(),
+            )),
+            Some(_) => Err(ManifestError::Syntax("expected a newline".into())),
         }
     }
 
@@ -940,27 +995,27 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn binding(&mut self) -> Result<(&'a str, Eval<'a>), String> {
+    fn binding(&mut self) -> Result<(&'a str, Eval<'a>), ManifestError> {
         let k = self.ident()?;
         self.expect_equals()?;
         Ok((k, self.value()?))
     }
 
-    fn value(&mut self) -> Result<Eval<'a>, String> {
+    fn value(&mut self) -> Result<Eval<'a>, ManifestError> {
         self.eval_string(false)
     }
 
-    fn path(&mut self) -> Result<Eval<'a>, String> {
+    fn path(&mut self) -> Result<Eval<'a>, ManifestError> {
         self.eval_string(true)
     }
 
-    fn path_nonempty(&mut self) -> Result<Option<Eval<'a>>, String> {
+    fn path_nonempty(&mut self) -> Result<Option<Eval<'a>>, ManifestError> {
         let p = self.path()?;
         Ok((!p.is_empty()).then_some(p))
     }
 
     /// ninja's `Lexer::ReadEvalString`.
-    fn eval_string(&mut self, path: bool) -> Result<Eval<'a>, String> {
+    fn eval_string(&mut self, path: bool) -> Result<Eval<'a>, ManifestError> {
         let b = self.bytes();
         let mut out: Eval<'a> = Vec::new();
         loop {
@@ -974,7 +1029,7 @@ impl<'a> Lexer<'a> {
                 if path {
                     break;
                 }
-                return Err("unexpected end of file".into());
+                return Err(ManifestError::Syntax("unexpected end of file".into()));
             };
             match c {
                 b'$' => {
@@ -1011,7 +1066,9 @@ impl<'a> Lexer<'a> {
                                 i += 1;
                             }
                             if i == start || b.get(i) != Some(&b'}') {
-                                return Err("bad $-escape (literal $ must be written as $$)".into());
+                                return Err(ManifestError::Syntax(
+                                    "bad $-escape (literal $ must be written as $$)".into(),
+                                ));
                             }
                             out.push(Piece::Var(&self.s[start..i]));
                             self.at = i + 1;
@@ -1025,7 +1082,11 @@ impl<'a> Lexer<'a> {
                             out.push(Piece::Var(&self.s[start..i]));
                             self.at = i;
                         }
-                        _ => return Err("bad $-escape (literal $ must be written as $$)".into()),
+                        _ => {
+                            return Err(ManifestError::Syntax(
+                                "bad $-escape (literal $ must be written as $$)".into(),
+                            ))
+                        }
                     }
                 }
                 b'\n' => {
@@ -1040,7 +1101,7 @@ impl<'a> Lexer<'a> {
                     }
                     break;
                 }
-                b'\r' | 0 => return Err("unexpected control byte".into()),
+                b'\r' | 0 => return Err(ManifestError::Syntax("unexpected control byte".into())),
                 _ => break, // a path ends at ' ', ':' or '|'
             }
         }
@@ -1139,7 +1200,7 @@ mod tests {
         }
     }
 
-    fn load(files: &[(&str, &str)], top: &str) -> Result<Manifest, String> {
+    fn load(files: &[(&str, &str)], top: &str) -> Result<Manifest, ManifestError> {
         let dir = tempfile::tempdir().expect("temp dir");
         for (name, text) in files {
             let p = dir.path().join(name);
@@ -1260,7 +1321,10 @@ mod tests {
         )
         .unwrap();
         let err = for_each_command(&reader, root, "late.ninja", None, |_, _| {}).unwrap_err();
-        assert!(err.contains("\"late\" is set after an edge"), "{err}");
+        assert!(
+            err.to_string().contains("\"late\" is set after an edge"),
+            "{err}"
+        );
     }
 
     /// A manifest of several megabytes is read in pieces that end where a
@@ -1303,7 +1367,7 @@ mod tests {
         let Err(err) = load(&[("build.ninja", &text)], "build.ninja") else {
             panic!("a 2^60-piece command was accepted");
         };
-        assert!(err.contains("a command longer than"), "{err}");
+        assert!(err.to_string().contains("a command longer than"), "{err}");
     }
 
     #[test]

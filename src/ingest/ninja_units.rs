@@ -215,14 +215,7 @@ pub(crate) fn merge(
     prepared: Prepared,
     max_path: usize,
 ) -> Vec<(usize, String)> {
-    let Prepared {
-        path,
-        log,
-        abs,
-        inputs,
-        objects,
-        clean,
-    } = prepared;
+    let (path, log, abs, inputs) = (prepared.path, prepared.log, prepared.abs, prepared.inputs);
     let path = path.as_str();
     let mut log = match log {
         Ok(l) => l,
@@ -236,23 +229,27 @@ pub(crate) fn merge(
     // their inputs join the unit under the inside spelling, as for depfiles.
     let aliases = super::aliases::outside_aliases(model);
     let mut outside: Vec<&str> = Vec::new();
-    let mut by_unit: FastMap<(usize, usize), usize> = FastMap::default();
-    for (i, tu) in ev.tus.iter().enumerate() {
-        by_unit.insert((tu.target, tu.source_index), i);
-    }
+    let mut by_unit: FastMap<(usize, usize), usize> = (ev.tus.iter().enumerate())
+        .map(|(i, tu)| ((tu.target, tu.source_index), i))
+        .collect();
     let shown = paths::relative_to(path, build);
     let mut new_tus = Vec::new();
     // Per file id: the record (stamp) that last listed it, to list it once.
     let mut seen: Vec<u32> = Vec::new();
     let mut stamp: u32 = 0;
     // Per log path id: its evidence id, given on first use.
-    let mut ids: Vec<FileId> = vec![FileId::MAX; log.paths.len()];
+    let mut files = LogFiles {
+        abs: &abs,
+        inputs: &inputs,
+        ids: vec![FileId::MAX; log.paths.len()],
+    };
     // Each record's input list becomes its unit's prerequisite list, in place.
     let records = std::mem::take(&mut log.records);
     let mut newer = NewerPrereqs::default();
     // Each unit record kept: its target and its output, as ninja spells it.
     let mut built = Vec::new();
-    for ((mut rec, object), clean) in records.into_iter().zip(&objects).zip(clean) {
+    let (objects, clean) = (&prepared.objects, prepared.clean);
+    for ((mut rec, object), clean) in records.into_iter().zip(objects).zip(clean) {
         let Some(object) = object else {
             continue; // a custom command's depfile record, not a unit
         };
@@ -262,200 +259,336 @@ pub(crate) fn merge(
             continue; // an object of no target of this codemodel (another project)
         };
         let t = &model.targets[target];
-        if model.multi_config {
-            let objdir = t.object_dir();
-            let rest = paths::strip_root(out, &objdir).unwrap_or("");
-            match rest.split_once('/') {
-                Some((cfg, _)) if cfg == model.config => {}
-                _ => continue, // another configuration's object
-            }
+        if !of_the_config(model, target, out) {
+            continue; // another configuration's object
         }
         let Some(obj_time) = *object else {
             continue; // dead record: the output no longer exists
         };
         let rec_time = SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(rec.mtime_ns);
-        if obj_time > rec_time {
-            gaps.push(Gap::new(
+        // Ninja's own rule: an object newer than its record is rebuilt.
+        gaps.extend((obj_time > rec_time).then(|| {
+            let why = "is older than its object (ninja would rebuild it)";
+            Gap::new(
                 Code::DepEvidenceStale,
-                format!(
-                    "{shown} record {out_rel} is older than its object (ninja would rebuild it)"
-                ),
-            ));
-        }
-        let Some(&first) = rec.inputs.first() else {
-            gaps.push(Gap::new(
-                Code::DepFileUnmapped,
-                format!("{shown} record {out_rel} lists no inputs"),
-            ));
-            continue;
-        };
-        let source = &abs[first as usize];
-        let main = sources.get(target, source).or_else(|| {
-            // Clang lists a precompiled header's inputs first: the object's
-            // path names the unit's own source among the later inputs.
-            let objdir = t.object_dir();
-            let mut below = paths::strip_root(out, &objdir)?;
-            if model.multi_config {
-                below = below.split_once('/')?.1;
-            }
-            let stem = stem_below_object_dir(below)?;
-            main_by_stem(
-                rec.inputs[1..]
-                    .iter()
-                    .map(|&i| abs[i as usize].as_str())
-                    .filter(|p| ends_with_path(p, stem)),
-                |p| sources.get(target, p),
+                format!("{shown} record {out_rel} {why}"),
             )
-        });
-        let Some(source_index) = main else {
-            gaps.push(Gap::new(
-                Code::DepFileUnmapped,
-                format!(
-                    "{shown} record {out_rel}: first input {source} is not a compiled source of target {:?}{}",
-                    t.name,
-                    leftover_hint(
-                        source,
-                        "remove its object (`ninja -t cleandead` removes every output the build no longer declares), or build afresh"
-                    )
-                ),
-            ));
-            continue;
+        }));
+        let source_index = match unit_source(
+            model,
+            sources,
+            (target, out),
+            &rec.inputs,
+            &abs,
+            (&shown, out_rel),
+        ) {
+            Ok(i) => i,
+            Err(g) => {
+                gaps.push(g);
+                continue;
+            }
         };
-        let mut add = |ev: &mut DepEvidence, inp: u32, st: &FileStat| match ids[inp as usize] {
+        let source = &abs[rec.inputs[0] as usize];
+        let aliased = !aliases.is_empty() && super::aliases::uses_alias(&aliases, &t.includes);
+        outside.clear();
+        let lists_outside;
+        if let Some(kept) = clean {
+            lists_outside = keep_clean(
+                ev,
+                &mut files,
+                &mut rec.inputs,
+                kept as usize,
+                aliased,
+                &mut outside,
+            );
+        } else {
+            stamp += 1;
+            lists_outside = keep_unclean(
+                ev,
+                &mut files,
+                &mut rec.inputs,
+                Record {
+                    shown: &shown,
+                    out_rel,
+                    time: rec_time,
+                    aliased,
+                },
+                (&mut seen, stamp),
+                &mut newer,
+                &mut outside,
+                (max_path, gaps),
+            );
+        }
+        let mut prereqs = rec.inputs;
+        let depfile = format!("{path} record {out_rel}");
+        if !outside.is_empty() {
+            let at = format!("{shown} record {out_rel}");
+            let (found, time) = (outside.iter().copied(), Some(rec_time));
+            super::aliases::join_aliased(ev, &mut prereqs, &aliases, found, time, &at, gaps);
+        }
+        built.push((target, out_rel.clone()));
+        let (source, from_log) = (source.clone(), true);
+        let unit = Tu {
+            target,
+            source,
+            source_index,
+            depfile,
+            from_log,
+            lists_outside,
+            prereqs,
+        };
+        join_unit(
+            ev,
+            &mut by_unit,
+            &mut new_tus,
+            unit,
+            (&shown, &t.name),
+            gaps,
+        );
+    }
+    finish_units(ev, model, new_tus, newer, gaps);
+    // The log's path table and the resolved paths: tens of thousands of strings.
+    super::drop_in_background((log, abs, inputs));
+    built
+}
+
+/// A log's paths as `prepare` resolved and classified them, and the
+/// evidence id each got on first use.
+struct LogFiles<'a> {
+    abs: &'a [String],
+    inputs: &'a [Option<Input>],
+    ids: Vec<FileId>,
+}
+
+impl LogFiles<'_> {
+    /// The evidence id of log path `inp` (a project file, `st`), added on first use.
+    fn add(&mut self, ev: &mut DepEvidence, inp: u32, st: &FileStat) -> FileId {
+        match self.ids[inp as usize] {
             FileId::MAX => {
-                let id = ev.add_file(&abs[inp as usize], st.size);
+                let id = ev.add_file(&self.abs[inp as usize], st.size);
                 if let Some(real) = &st.real {
                     let v = ev.aliases.entry(real.clone()).or_default();
                     if !v.contains(&id) {
                         v.push(id);
                     }
                 }
-                ids[inp as usize] = id;
+                self.ids[inp as usize] = id;
                 id
             }
             id => id,
-        };
-        let aliased = !aliases.is_empty() && super::aliases::uses_alias(&aliases, &t.includes);
-        outside.clear();
-        let mut lists_outside = false;
-        if let Some(kept) = clean {
-            // `prepare` put its project files first, each once, all fresh.
-            let kept = kept as usize;
-            // The rest holds its system headers (and repeats).
-            let mut system = rec.inputs[kept..]
-                .iter()
-                .filter(|&&i| matches!(inputs[i as usize], Some(Input::System)))
-                .map(|&i| abs[i as usize].as_str());
-            if aliased {
-                outside.extend(system);
-                lists_outside = !outside.is_empty();
-            } else {
-                lists_outside = system.next().is_some();
-            }
-            rec.inputs.truncate(kept);
-            for slot in rec.inputs.iter_mut() {
-                if let Some(Input::Project(st)) = &inputs[*slot as usize] {
-                    *slot = add(ev, *slot, st);
-                }
-            }
-        } else {
-            stamp += 1;
-            let mut kept = 0;
-            for at in 0..rec.inputs.len() {
-                let inp = rec.inputs[at];
-                let st = match &inputs[inp as usize] {
-                    Some(Input::Project(st)) => st,
-                    Some(Input::TooLong) => {
-                        gaps.push(Gap::new(Code::LimitExceeded, format!("{shown} record {out_rel}: a path exceeds {max_path} bytes (--max-path-len)")));
-                        break;
-                    }
-                    Some(Input::System) => {
-                        lists_outside = true;
-                        if aliased {
-                            outside.push(&abs[inp as usize]);
-                        }
-                        continue;
-                    }
-                    // Every input of a unit record was classified by `prepare`.
-                    None => continue,
-                };
-                let id = add(ev, inp, st);
-                match st.mtime {
-                    Some(m) if m > rec_time => newer.note(id, &format!("{shown} record {out_rel}")),
-                    Some(_) => {}
-                    None => gaps.push(Gap::new(
-                        Code::DepPrereqUninspectable,
-                        format!(
-                            "{} (listed in {shown} record {out_rel}) cannot be inspected",
-                            ev.files[id as usize]
-                        ),
-                    )),
-                }
-                let slot = id as usize;
-                if seen.len() <= slot {
-                    seen.resize(slot + 1, 0);
-                }
-                if seen[slot] != stamp {
-                    seen[slot] = stamp;
-                    // `kept <= at`: the slot was read already.
-                    rec.inputs[kept] = id;
-                    kept += 1;
-                }
-            }
-            rec.inputs.truncate(kept);
-        }
-        let mut prereqs = rec.inputs;
-        let depfile = format!("{path} record {out_rel}");
-        if !outside.is_empty() {
-            super::aliases::join_aliased(
-                ev,
-                &mut prereqs,
-                &aliases,
-                outside.iter().copied(),
-                Some(rec_time),
-                &format!("{shown} record {out_rel}"),
-                gaps,
-            );
-        }
-        built.push((target, out_rel.clone()));
-        let source = source.clone();
-        match by_unit.get(&(target, source_index)) {
-            Some(&usize::MAX) => gaps.push(Gap::new(
-                Code::DepFileDuplicate,
-                format!(
-                    "{shown}: two records describe {source} in target {:?}",
-                    t.name
-                ),
-            )),
-            Some(&i) => {
-                // A leftover .d for the same unit (-d keepdepfile): join them.
-                for id in prereqs {
-                    if !ev.tus[i].prereqs.contains(&id) {
-                        ev.tus[i].prereqs.push(id);
-                    }
-                }
-                ev.tus[i].lists_outside |= lists_outside;
-            }
-            None => {
-                by_unit.insert((target, source_index), usize::MAX);
-                new_tus.push(Tu {
-                    target,
-                    source,
-                    source_index,
-                    depfile,
-                    from_log: true,
-                    lists_outside,
-                    prereqs,
-                });
-            }
         }
     }
+}
+
+/// The deps log record being merged.
+struct Record<'r> {
+    /// The log, as messages name it.
+    shown: &'r str,
+    /// Its output, as ninja spells it.
+    out_rel: &'r str,
+    /// When ninja recorded it.
+    time: SystemTime,
+    /// Its target includes a directory that aliases into the roots.
+    aliased: bool,
+}
+
+/// After the last record: the newer-prerequisite gaps, the new units in
+/// depfile order, the generated headers.
+fn finish_units(
+    ev: &mut DepEvidence,
+    model: &Codemodel,
+    new_tus: Vec<Tu>,
+    newer: NewerPrereqs,
+    gaps: &mut Vec<Gap>,
+) {
     newer.into_gaps(&ev.files, "record", gaps);
     if !new_tus.is_empty() {
         ev.tus.extend(new_tus);
         ev.tus.sort_by(|a, b| a.depfile.cmp(&b.depfile));
     }
-    // Generated headers a log record lists make their unit's target opaque, as for depfiles.
+    mark_generated_includes(ev, model);
+}
+
+/// Whether object `out` of `target` belongs to the selected configuration
+/// (a multi-config generator puts each configuration's objects in
+/// `<Config>/` below the object directory).
+fn of_the_config(model: &Codemodel, target: usize, out: &str) -> bool {
+    if !model.multi_config {
+        return true;
+    }
+    let objdir = model.targets[target].object_dir();
+    let rest = paths::strip_root(out, &objdir).unwrap_or("");
+    matches!(rest.split_once('/'), Some((cfg, _)) if cfg == model.config)
+}
+
+/// [`record_source`], or the `DEP_FILE_UNMAPPED` gap of a record of log
+/// `shown` with output `out_rel` that lists no inputs or no compiled source
+/// of its target.
+fn unit_source(
+    model: &Codemodel,
+    sources: &SourceIndex<'_>,
+    (target, out): (usize, &str),
+    rec_inputs: &[u32],
+    abs: &[String],
+    (shown, out_rel): (&str, &str),
+) -> Result<usize, Gap> {
+    let Some(&first) = rec_inputs.first() else {
+        return Err(Gap::new(
+            Code::DepFileUnmapped,
+            format!("{shown} record {out_rel} lists no inputs"),
+        ));
+    };
+    let source = &abs[first as usize];
+    record_source(model, sources, target, out, rec_inputs, abs).ok_or_else(|| {
+        Gap::new(
+            Code::DepFileUnmapped,
+            format!(
+                "{shown} record {out_rel}: first input {source} is not a compiled source of target {:?}{}",
+                model.targets[target].name,
+                leftover_hint(
+                    source,
+                    "remove its object (`ninja -t cleandead` removes every output the build no longer declares), or build afresh"
+                )
+            ),
+        )
+    })
+}
+
+/// The compiled source (its index in the target's sources) a unit record
+/// of `target` describes: its first input, or (Clang lists a precompiled
+/// header's inputs first) the later input the object's path names.
+fn record_source(
+    model: &Codemodel,
+    sources: &SourceIndex<'_>,
+    target: usize,
+    out: &str,
+    rec_inputs: &[u32],
+    abs: &[String],
+) -> Option<usize> {
+    let source = &abs[*rec_inputs.first()? as usize];
+    sources.get(target, source).or_else(|| {
+        let objdir = model.targets[target].object_dir();
+        let mut below = paths::strip_root(out, &objdir)?;
+        if model.multi_config {
+            below = below.split_once('/')?.1;
+        }
+        let stem = stem_below_object_dir(below)?;
+        main_by_stem(
+            rec_inputs[1..]
+                .iter()
+                .map(|&i| abs[i as usize].as_str())
+                .filter(|p| ends_with_path(p, stem)),
+            |p| sources.get(target, p),
+        )
+    })
+}
+
+/// A record `prepare` vouched for: its first `kept` inputs are its project
+/// files, each once, all fresh; they become evidence ids in place and the
+/// rest (system headers and repeats) is dropped, the system headers going to
+/// `outside` when the target aliases. Returns whether it lists a file
+/// outside the roots.
+fn keep_clean<'a>(
+    ev: &mut DepEvidence,
+    files: &mut LogFiles<'a>,
+    rec_inputs: &mut Vec<u32>,
+    kept: usize,
+    aliased: bool,
+    outside: &mut Vec<&'a str>,
+) -> bool {
+    let (inputs, abs) = (files.inputs, files.abs);
+    let mut system = rec_inputs[kept..]
+        .iter()
+        .filter(|&&i| matches!(inputs[i as usize], Some(Input::System)))
+        .map(|&i| abs[i as usize].as_str());
+    let lists_outside = if aliased {
+        outside.extend(system);
+        !outside.is_empty()
+    } else {
+        system.next().is_some()
+    };
+    rec_inputs.truncate(kept);
+    for slot in rec_inputs.iter_mut() {
+        if let Some(Input::Project(st)) = &inputs[*slot as usize] {
+            *slot = files.add(ev, *slot, st);
+        }
+    }
+    lists_outside
+}
+
+/// A record `prepare` could not vouch for: each input is checked (path
+/// length, freshness against the record, inspectable), its project files
+/// become evidence ids, each once (`seen` holds `stamp` for those kept), in
+/// `rec_inputs` itself. System headers go to `outside` when the target
+/// aliases. Returns whether it lists a file outside the roots.
+#[allow(clippy::too_many_arguments)]
+fn keep_unclean<'a>(
+    ev: &mut DepEvidence,
+    files: &mut LogFiles<'a>,
+    rec_inputs: &mut Vec<u32>,
+    r: Record<'_>,
+    (seen, stamp): (&mut Vec<u32>, u32),
+    newer: &mut NewerPrereqs,
+    outside: &mut Vec<&'a str>,
+    (max_path, gaps): (usize, &mut Vec<Gap>),
+) -> bool {
+    let inputs = files.inputs;
+    let mut lists_outside = false;
+    let mut kept = 0;
+    for at in 0..rec_inputs.len() {
+        let inp = rec_inputs[at];
+        let st = match &inputs[inp as usize] {
+            Some(Input::Project(st)) => st,
+            Some(Input::TooLong) => {
+                gaps.push(Gap::new(
+                    Code::LimitExceeded,
+                    format!(
+                        "{} record {}: a path exceeds {max_path} bytes (--max-path-len)",
+                        r.shown, r.out_rel
+                    ),
+                ));
+                break;
+            }
+            Some(Input::System) => {
+                lists_outside = true;
+                if r.aliased {
+                    outside.push(&files.abs[inp as usize]);
+                }
+                continue;
+            }
+            // Every input of a unit record was classified by `prepare`.
+            None => continue,
+        };
+        let id = files.add(ev, inp, st);
+        match st.mtime {
+            Some(m) if m > r.time => newer.note(id, &format!("{} record {}", r.shown, r.out_rel)),
+            Some(_) => {}
+            None => gaps.push(Gap::new(
+                Code::DepPrereqUninspectable,
+                format!(
+                    "{} (listed in {} record {}) cannot be inspected",
+                    ev.files[id as usize], r.shown, r.out_rel
+                ),
+            )),
+        }
+        let slot = id as usize;
+        if seen.len() <= slot {
+            seen.resize(slot + 1, 0);
+        }
+        if seen[slot] != stamp {
+            seen[slot] = stamp;
+            // `kept <= at`: the slot was read already.
+            rec_inputs[kept] = id;
+            kept += 1;
+        }
+    }
+    rec_inputs.truncate(kept);
+    lists_outside
+}
+
+/// Generated headers a log record lists make their unit's target opaque, as
+/// for depfiles.
+fn mark_generated_includes(ev: &mut DepEvidence, model: &Codemodel) {
     let mut generated = vec![false; ev.files.len()];
     for g in &model.generated_files {
         if let Some(id) = ev.id_of(g) {
@@ -473,9 +606,42 @@ pub(crate) fn merge(
     }
     ev.generated_includes.sort();
     ev.generated_includes.dedup();
-    // The log's path table and the resolved paths: tens of thousands of strings.
-    super::drop_in_background((log, abs, inputs));
-    built
+}
+
+/// Adds a deps log record's `unit` to the evidence: a new unit, or joined
+/// with a leftover `.d` of the same unit (`-d keepdepfile`); a second record
+/// of one unit is a duplicate. `by_unit` maps each unit seen to its index in
+/// `ev.tus` (`usize::MAX`: one of `new_tus`).
+fn join_unit(
+    ev: &mut DepEvidence,
+    by_unit: &mut FastMap<(usize, usize), usize>,
+    new_tus: &mut Vec<Tu>,
+    unit: Tu,
+    (shown, target_name): (&str, &str),
+    gaps: &mut Vec<Gap>,
+) {
+    match by_unit.get(&(unit.target, unit.source_index)) {
+        Some(&usize::MAX) => gaps.push(Gap::new(
+            Code::DepFileDuplicate,
+            format!(
+                "{shown}: two records describe {} in target {target_name:?}",
+                unit.source
+            ),
+        )),
+        Some(&i) => {
+            // A leftover .d for the same unit (-d keepdepfile): join them.
+            for id in unit.prereqs {
+                if !ev.tus[i].prereqs.contains(&id) {
+                    ev.tus[i].prereqs.push(id);
+                }
+            }
+            ev.tus[i].lists_outside |= unit.lists_outside;
+        }
+        None => {
+            by_unit.insert((unit.target, unit.source_index), usize::MAX);
+            new_tus.push(unit);
+        }
+    }
 }
 
 #[cfg(test)]

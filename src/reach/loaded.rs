@@ -143,6 +143,104 @@ pub struct Loaded {
     pub detail: String,
 }
 
+/// One walk over dependency and mention edges from every unselected test's
+/// targets (scanning each binary once, into `mentions`): which targets it
+/// visits, and each target's predecessors in it.
+fn walk_unselected<'n>(
+    graph: &Graph<'_>,
+    mappings: &[TestMapping],
+    selected: &[bool],
+    (sorted, plugins): (&[(String, usize)], &[bool]),
+    (mentions, scans): (&mut FastMap<usize, Vec<usize>>, &mut Scans<'n>),
+) -> (Vec<bool>, Vec<Vec<usize>>) {
+    let model = graph.model();
+    let n = model.targets.len();
+    let mut visited = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    for (ti, m) in mappings.iter().enumerate() {
+        if let (false, TestMapping::Mapped { direct }) = (selected[ti], m) {
+            stack.extend(direct.iter().copied());
+        }
+    }
+    let mut rev: Vec<Vec<usize>> = vec![Vec::new(); n];
+    while let Some(t) = stack.pop() {
+        if std::mem::replace(&mut visited[t], true) {
+            continue;
+        }
+        let mut next: Vec<usize> = graph.deps_of(t).to_vec();
+        if is_loadable(model.targets[t].kind) {
+            let named = mentions
+                .entry(t)
+                .or_insert_with(|| may_load(graph, (sorted, plugins), t, scans));
+            next.extend(named.iter().copied());
+        }
+        for d in next {
+            rev[d].push(t);
+            if !visited[d] {
+                stack.push(d);
+            }
+        }
+    }
+    (visited, rev)
+}
+
+/// Why a binary may load another (`(t, o)` → why), for a chain's words.
+type EdgeWhy = FastMap<(usize, usize), String>;
+
+/// The targets each target of a walk was reached from (`rev`), walked
+/// back from `from`: which targets reach one of them.
+fn reverse_reach(rev: &[Vec<usize>], from: Vec<usize>) -> Vec<bool> {
+    let mut hit = vec![false; rev.len()];
+    let mut queue = from;
+    while let Some(t) = queue.pop() {
+        if std::mem::replace(&mut hit[t], true) {
+            continue;
+        }
+        queue.extend(rev[t].iter().copied().filter(|&p| !hit[p]));
+    }
+    hit
+}
+
+/// In words: how a test's walk reached affected target `h` (`parent`: each
+/// target's predecessor), each step with why it loads the next.
+fn load_chain(
+    model: &Codemodel,
+    h: usize,
+    parent: &FastMap<usize, usize>,
+    (wd_why, edge_why): (&EdgeWhy, &EdgeWhy),
+) -> String {
+    let mut via = vec![h];
+    let mut cur = h;
+    while let Some(&p) = parent.get(&cur) {
+        via.push(p);
+        cur = p;
+        if via.len() > model.targets.len() {
+            break;
+        }
+    }
+    via.reverse();
+    let words: Vec<String> = via
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            let why = i
+                .checked_sub(1)
+                .and_then(|p| {
+                    let edge = (via[p], t);
+                    wd_why.get(&edge).or_else(|| edge_why.get(&edge))
+                })
+                .map_or(String::new(), |w| format!(" ({w})"));
+            format!("{:?}{why}", model.targets[t].name)
+        })
+        .collect();
+    format!(
+        "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a plugin below the directory of the program or linked library before it or below a directory those bytes climb to, or any plugin when they climb by an unknown number of levels)",
+        model.targets[h].kind.as_str(),
+        model.targets[h].name,
+        words.join(" -> ")
+    )
+}
+
 /// Tests that may run or load an affected program or library through a
 /// program or library they run or load (by the bytes of those binaries).
 ///
@@ -183,43 +281,14 @@ pub fn loaded_by_bytes(
     // with such a target need their own walk (for the chain); the others
     // provably load nothing affected.
     let n = model.targets.len();
-    let mut visited = vec![false; n];
-    let mut stack: Vec<usize> = Vec::new();
-    for (ti, m) in mappings.iter().enumerate() {
-        if let (false, TestMapping::Mapped { direct }) = (selected[ti], m) {
-            stack.extend(direct.iter().copied());
-        }
-    }
-    let mut rev: Vec<Vec<usize>> = vec![Vec::new(); n];
-    while let Some(t) = stack.pop() {
-        if std::mem::replace(&mut visited[t], true) {
-            continue;
-        }
-        let mut next: Vec<usize> = graph.deps_of(t).to_vec();
-        if is_loadable(model.targets[t].kind) {
-            let named = mentions
-                .entry(t)
-                .or_insert_with(|| may_load(graph, (&sorted, &plugins), t, &mut scans));
-            next.extend(named.iter().copied());
-        }
-        for d in next {
-            rev[d].push(t);
-            if !visited[d] {
-                stack.push(d);
-            }
-        }
-    }
-    let back = |from: Vec<usize>| {
-        let mut hit = vec![false; n];
-        let mut queue = from;
-        while let Some(t) = queue.pop() {
-            if std::mem::replace(&mut hit[t], true) {
-                continue;
-            }
-            queue.extend(rev[t].iter().copied().filter(|&p| !hit[p]));
-        }
-        hit
-    };
+    let (visited, rev) = walk_unselected(
+        graph,
+        mappings,
+        selected,
+        (&sorted, &plugins),
+        (&mut mentions, &mut scans),
+    );
+    let back = |from: Vec<usize>| reverse_reach(&rev, from);
     let reaches = back(
         (0..n)
             .filter(|&t| visited[t] && affected[t] && is_loadable(model.targets[t].kind))
@@ -304,39 +373,8 @@ pub fn loaded_by_bytes(
             }
         }
         if let Some(h) = hit {
-            let mut via = vec![h];
-            let mut cur = h;
-            while let Some(&p) = parent.get(&cur) {
-                via.push(p);
-                cur = p;
-                if via.len() > model.targets.len() {
-                    break;
-                }
-            }
-            via.reverse();
-            let words: Vec<String> = via
-                .iter()
-                .enumerate()
-                .map(|(i, &t)| {
-                    let why = i
-                        .checked_sub(1)
-                        .and_then(|p| {
-                            let edge = (via[p], t);
-                            wd_why.get(&edge).or_else(|| scans.edge_why.get(&edge))
-                        })
-                        .map_or(String::new(), |w| format!(" ({w})"));
-                    format!("{:?}{why}", model.targets[t].name)
-                })
-                .collect();
-            out.push(Loaded {
-                test: ti,
-                detail: format!(
-                    "may load affected {} {:?}: {} (each names the next one's artifact file in its run-time bytes, or is a plugin below the directory of the program or linked library before it or below a directory those bytes climb to, or any plugin when they climb by an unknown number of levels)",
-                    model.targets[h].kind.as_str(),
-                    model.targets[h].name,
-                    words.join(" -> ")
-                ),
-            });
+            let detail = load_chain(model, h, &parent, (&wd_why, &scans.edge_why));
+            out.push(Loaded { test: ti, detail });
         }
     }
     let mut gaps = scans.gaps;

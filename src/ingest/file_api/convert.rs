@@ -134,10 +134,61 @@ pub(super) fn convert_target(
     } else {
         &dir_build
     };
+    let (link_paths, link_names, link_dirs) = link_words(&fragments, link_dir);
+    let mut flags: Vec<String> = groups
+        .iter()
+        .flat_map(|g| g.compile_command_fragments.iter().flatten())
+        .map(|f| f.fragment.to_string())
+        .collect();
+    flags.sort();
+    flags.dedup();
+    let (includes, system_includes) = include_dirs(&groups, &flags, &dir_build, link_dir);
+    let mut generated = generated_files.clone();
+    generated.sort();
+    generated.dedup();
+    let (cmdline_files, cmdline_build_files, asm_search_dirs) =
+        command_line_files(&fragments, &flags, link_dir, (scope_root, build_root));
+    let target = Target {
+        name: t.name.into_owned(),
+        id: t.id.into_owned(),
+        kind,
+        artifacts,
+        dir_build,
+        compiled,
+        deps,
+        object_inputs,
+        defines,
+        link_paths,
+        link_names,
+        link_dirs,
+        flags,
+        includes,
+        system_includes,
+        cmdline_files,
+        cmdline_build_files,
+        asm_search_dirs,
+        generated,
+    };
+    Ok(Converted {
+        fingerprint: None,
+        target,
+        generated: generated_files,
+        gaps,
+        files_read: Vec::new(),
+    })
+}
+
+/// What the link fragments name, relative paths taken from `link_dir`:
+/// library paths, `-l` names and `-L` directories (the last two sorted and
+/// unique).
+fn link_words(
+    fragments: &[RawFragment<'_>],
+    link_dir: &str,
+) -> (Vec<String>, Vec<String>, Vec<String>) {
     let mut link_paths = Vec::new();
     let mut link_names = Vec::new();
     let mut link_dirs = Vec::new();
-    for f in &fragments {
+    for f in fragments {
         let role = f.role.as_ref().map(|r| &*r.0);
         // A fragment may hold several shell words (`-L/a -lfoo`); quoting is rare here
         // and only ever splits a word too much, which can only add candidates.
@@ -170,23 +221,28 @@ pub(super) fn convert_target(
     link_names.dedup();
     link_dirs.sort();
     link_dirs.dedup();
-    let mut flags: Vec<String> = groups
-        .iter()
-        .flat_map(|g| g.compile_command_fragments.iter().flatten())
-        .map(|f| f.fragment.to_string())
-        .collect();
-    flags.sort();
-    flags.dedup();
+    (link_paths, link_names, link_dirs)
+}
+
+/// The include directories of the compile groups (relative to the target's
+/// build directory) and of the `-I`-like flags (relative to `link_dir`), and
+/// which of them hold system headers; both sorted and unique.
+fn include_dirs(
+    groups: &[RawCompileGroup<'_>],
+    flags: &[String],
+    dir_build: &str,
+    link_dir: &str,
+) -> (Vec<String>, Vec<String>) {
     let mut includes: Vec<String> = Vec::new();
     let mut system_includes: Vec<String> = Vec::new();
     for i in groups.iter().flat_map(|g| g.includes.iter().flatten()) {
-        let dir = paths::join_fold(&dir_build, &i.path);
+        let dir = paths::join_fold(dir_build, &i.path);
         if i.is_system == Some(true) {
             system_includes.push(dir.clone());
         }
         includes.push(dir);
     }
-    for f in &flags {
+    for f in flags {
         let mut words = f.split_ascii_whitespace().peekable();
         while let Some(w) = words.next() {
             for opt in ["-isystem", "-iquote", "-idirafter", "-I"] {
@@ -213,9 +269,19 @@ pub(super) fn convert_target(
     includes.dedup();
     system_includes.sort();
     system_includes.dedup();
-    let mut generated = generated_files.clone();
-    generated.sort();
-    generated.dedup();
+    (includes, system_includes)
+}
+
+/// The files the compile and link command lines name (relative to
+/// `link_dir`): those in the project's scope, those in the build tree (flags
+/// only), and the assembler's search directories (`-Wa,-I`); each sorted and
+/// unique.
+fn command_line_files(
+    fragments: &[RawFragment<'_>],
+    flags: &[String],
+    link_dir: &str,
+    (scope_root, build_root): (&str, &str),
+) -> (Vec<String>, Vec<String>, Vec<String>) {
     let mut cmdline_files = Vec::new();
     let mut cmdline_build_files = Vec::new();
     let mut asm_search_dirs = Vec::new();
@@ -275,34 +341,7 @@ pub(super) fn convert_target(
     cmdline_build_files.dedup();
     asm_search_dirs.sort();
     asm_search_dirs.dedup();
-    let target = Target {
-        name: t.name.into_owned(),
-        id: t.id.into_owned(),
-        kind,
-        artifacts,
-        dir_build,
-        compiled,
-        deps,
-        object_inputs,
-        defines,
-        link_paths,
-        link_names,
-        link_dirs,
-        flags,
-        includes,
-        system_includes,
-        cmdline_files,
-        cmdline_build_files,
-        asm_search_dirs,
-        generated,
-    };
-    Ok(Converted {
-        fingerprint: None,
-        target,
-        generated: generated_files,
-        gaps,
-        files_read: Vec::new(),
-    })
+    (cmdline_files, cmdline_build_files, asm_search_dirs)
 }
 
 /// A stand-in for a target whose object could not be read: no artifacts, no

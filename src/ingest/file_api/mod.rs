@@ -290,42 +290,12 @@ pub fn load_opened(
     };
     let config = &cm.configurations[config_at];
     // Read every target object (in parallel: they are independent files).
-    let mut refs: Vec<&RawTargetRef> = config.targets.iter().collect();
-    refs.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
-    let mut seen_names = HashSet::new();
-    let mut seen_ids = HashSet::new();
-    for r in &refs {
-        if !seen_names.insert(r.name.as_str()) || !seen_ids.insert(r.id.as_str()) {
-            return Err(Gap::new(
-                Code::FileApiMalformed,
-                format!("target {:?} / id {:?} listed twice", r.name, r.id),
-            ));
-        }
-    }
+    let refs = sorted_refs(config)?;
     let mut id_to_index: FastMap<&str, usize> = FastMap::default();
     for (i, r) in refs.iter().enumerate() {
         id_to_index.insert(r.id.as_str(), i);
     }
-    // abstractTargets exist only from codemodel 2.9; in an older reply they are forged evidence.
-    let minor = cm.version.minor.unwrap_or(0);
-    if config.abstract_targets.is_some() && minor < 9 {
-        gaps.push(Gap::new(
-            Code::FileApiMalformed,
-            format!(
-                "{cm_file}: abstractTargets in a codemodel 2.{minor} reply (introduced in 2.9)"
-            ),
-        ));
-    }
-    let abstract_ids: FastSet<&str> = if minor >= 9 {
-        config
-            .abstract_targets
-            .iter()
-            .flatten()
-            .map(|t| t.id.as_str())
-            .collect()
-    } else {
-        FastSet::default()
-    };
+    let abstract_ids = abstract_ids(&cm, config, &cm_file, gaps);
 
     // Target and abstract target names by id: a fingerprint names dependencies.
     let names_by_id: FastMap<&str, &str> = config
@@ -338,45 +308,18 @@ pub fn load_opened(
     let roots = (source_root.as_str(), build_root.as_str());
     let repo_root = paths::repo_root_above(&source_root);
     let scope_root = repo_root.as_deref().unwrap_or(&source_root);
-    let converted: Vec<Result<Converted, Gap>> = super::par_map_n(req.threads, &refs, |r| {
-        thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) });
-        let mut local = Ctx {
-            reader,
-            reply_dir: reply_dir.clone(),
-            index_mtime,
-            files_read: Vec::new(),
-        };
-        BUF.with(|b| {
-            let mut buf = b.borrow_mut();
-            let (path, n) = local.read_into(&r.json_file, Code::TargetObjectMissing, &mut buf)?;
-            let text = json_text(&buf[..n], &path)?;
-            let value = crate::ingest::json_value(text, req.fingerprints);
-            let t: RawTarget<'_> = crate::ingest::parse_json(text, value.as_ref())
-                .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))?;
-            if t.name != r.name || t.id != r.id {
-                return Err(Gap::new(
-                    Code::TargetObjectMissing,
-                    format!(
-                        "{}: describes {:?}/{:?}, codemodel expects {:?}/{:?}",
-                        r.json_file, t.name, t.id, r.name, r.id
-                    ),
-                ));
-            }
-            let mut c = convert_target(
-                t,
-                &r.json_file,
-                (roots.0, roots.1, scope_root),
-                (&id_to_index, &abstract_ids),
-                link_from_top,
-            )?;
-            c.files_read = local.files_read;
-            c.fingerprint = value.map(|v| {
-                let name_of = |id: &str| names_by_id.get(id).map(|n| (*n).to_owned());
-                fingerprint::target(v, name_of, roots.0, roots.1)
-            });
-            Ok(c)
-        })
-    });
+    let each = EachTarget {
+        reader,
+        reply_dir: &reply_dir,
+        index_mtime,
+        fingerprints: req.fingerprints,
+        roots: (roots.0, roots.1, scope_root),
+        ids: (&id_to_index, &abstract_ids),
+        names_by_id: &names_by_id,
+        link_from_top,
+    };
+    let converted: Vec<Result<Converted, Gap>> =
+        super::par_map_n(req.threads, &refs, |r| each.read(r));
 
     let mut targets = Vec::with_capacity(refs.len());
     let mut target_fingerprints = Vec::new();
@@ -399,98 +342,14 @@ pub fn load_opened(
         }
     }
 
-    // cmakeFiles-v1: the CMake inputs of this configure, and a freshness check of the reply.
-    let mut config_globs = Vec::new();
-    let cmake_inputs = match find_object(&index, "cmakeFiles", 1) {
-        Err(g) => {
-            gaps.push(g);
-            None
-        }
-        Ok(None) => None,
-        Ok(Some(f)) => match ctx.read_json::<RawCmakeFiles>(&f, Code::FileApiMalformed) {
-            Err(g) => {
-                gaps.push(g);
-                None
-            }
-            Ok(cf) if cf.kind != "cmakeFiles" || cf.version.major != 1 => {
-                gaps.push(Gap::new(
-                    Code::FileApiUnsupportedVersion,
-                    format!("{f}: not cmakeFiles major 1"),
-                ));
-                None
-            }
-            Ok(cf) => {
-                config_globs = cf
-                    .globs_dependent
-                    .iter()
-                    .flatten()
-                    .map(|g| g.convert(&source_root))
-                    .collect();
-                let mut inputs = Vec::new();
-                for inp in cf.inputs {
-                    let abs = paths::join_fold(&source_root, &inp.path);
-                    if inp.is_generated == Some(true) {
-                        continue;
-                    }
-                    // CMake's own modules change only with a CMake upgrade; project inputs must be older than the reply.
-                    if inp.is_cmake != Some(true) {
-                        match mtime(&abs) {
-                            Some(t) if t <= index_mtime => {}
-                            Some(_) => gaps.push(Gap::new(
-                                Code::FileApiReplyStale,
-                                format!("{abs} is newer than the File API reply; re-run cmake"),
-                            )),
-                            None => gaps.push(Gap::new(
-                                Code::FileApiReplyStale,
-                                format!("CMake input {abs} cannot be inspected (deleted since the last configure?)"),
-                            )),
-                        }
-                    }
-                    inputs.push(abs);
-                }
-                inputs.sort();
-                inputs.dedup();
-                Some(inputs)
-            }
-        },
-    };
-
-    // toolchains-v1 (optional): a changed compiler is a build-configuration change.
-    let mut cmake_inputs = cmake_inputs;
-    let mut toolchain_fingerprint: Result<Option<String>, ()> = Ok(None);
-    let mut implicit_includes: Vec<String> = Vec::new();
-    match find_object(&index, "toolchains", 1) {
-        Err(g) => gaps.push(g),
-        Ok(None) => {}
-        Ok(Some(f)) => match ctx.read_json_kept::<RawToolchains>(&f, req.fingerprints) {
-            Err(g) => {
-                toolchain_fingerprint = Err(());
-                gaps.push(g)
-            }
-            Ok((tc, value)) => {
-                toolchain_fingerprint = Ok(value.map(|v| fingerprint::of(v, roots.0, roots.1)));
-                if tc.kind != "toolchains" || tc.version.major != 1 {
-                    gaps.push(Gap::new(
-                        Code::FileApiUnsupportedVersion,
-                        format!("{f}: not toolchains major 1"),
-                    ));
-                } else {
-                    implicit_includes = implicit_include_dirs(&tc);
-                    if let Some(inputs) = &mut cmake_inputs {
-                        inputs.extend(
-                            tc.toolchains
-                                .into_iter()
-                                .filter_map(|t| t.compiler?.path)
-                                .map(|p| paths::fold(&p)),
-                        );
-                        inputs.sort();
-                        inputs.dedup();
-                    }
-                }
-            }
-        },
-    }
-
+    let (mut cmake_inputs, config_globs) = cmake_files(&mut ctx, &index, &source_root, gaps);
+    let (toolchain_fingerprint, implicit_includes) = toolchains(
+        &mut ctx,
+        &index,
+        (req.fingerprints, roots),
+        &mut cmake_inputs,
+        gaps,
+    );
     // cache-v2 (optional): read only when a configure read needs a variable.
     let cache_reply = match find_object(&index, "cache", 2) {
         Ok(Some(f)) => Some(format!("{reply_dir}/{f}")),
@@ -538,6 +397,217 @@ pub fn load_opened(
             toolchain: toolchain_fingerprint,
         }),
     })
+}
+
+/// The configuration's target references by name and id; a name or id
+/// listed twice is malformed.
+fn sorted_refs(config: &RawConfiguration) -> Result<Vec<&RawTargetRef>, Gap> {
+    let mut refs: Vec<&RawTargetRef> = config.targets.iter().collect();
+    refs.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+    let mut seen_names = HashSet::new();
+    let mut seen_ids = HashSet::new();
+    for r in &refs {
+        if !seen_names.insert(r.name.as_str()) || !seen_ids.insert(r.id.as_str()) {
+            return Err(Gap::new(
+                Code::FileApiMalformed,
+                format!("target {:?} / id {:?} listed twice", r.name, r.id),
+            ));
+        }
+    }
+    Ok(refs)
+}
+
+/// The ids of the configuration's abstract targets. They exist only from
+/// codemodel 2.9; in an older reply they are forged evidence (a gap).
+fn abstract_ids<'c>(
+    cm: &RawCodemodel,
+    config: &'c RawConfiguration,
+    cm_file: &str,
+    gaps: &mut Vec<Gap>,
+) -> FastSet<&'c str> {
+    let minor = cm.version.minor.unwrap_or(0);
+    if config.abstract_targets.is_some() && minor < 9 {
+        gaps.push(Gap::new(
+            Code::FileApiMalformed,
+            format!(
+                "{cm_file}: abstractTargets in a codemodel 2.{minor} reply (introduced in 2.9)"
+            ),
+        ));
+    }
+    if minor >= 9 {
+        config
+            .abstract_targets
+            .iter()
+            .flatten()
+            .map(|t| t.id.as_str())
+            .collect()
+    } else {
+        FastSet::default()
+    }
+}
+
+/// What reading one target object needs (shared by the threads that read them).
+struct EachTarget<'a> {
+    reader: &'a Reader,
+    reply_dir: &'a str,
+    index_mtime: std::time::SystemTime,
+    fingerprints: bool,
+    /// Source, build and scope roots.
+    roots: (&'a str, &'a str, &'a str),
+    /// Target index by id, and the abstract targets' ids.
+    ids: (&'a FastMap<&'a str, usize>, &'a FastSet<&'a str>),
+    /// Target and abstract target names by id: a fingerprint names dependencies.
+    names_by_id: &'a FastMap<&'a str, &'a str>,
+    link_from_top: bool,
+}
+
+impl EachTarget<'_> {
+    /// Reads, parses and converts the target object `r` names.
+    fn read(&self, r: &RawTargetRef) -> Result<Converted, Gap> {
+        thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) });
+        let mut local = Ctx {
+            reader: self.reader,
+            reply_dir: self.reply_dir.to_owned(),
+            index_mtime: self.index_mtime,
+            files_read: Vec::new(),
+        };
+        BUF.with(|b| {
+            let mut buf = b.borrow_mut();
+            let (path, n) = local.read_into(&r.json_file, Code::TargetObjectMissing, &mut buf)?;
+            let text = json_text(&buf[..n], &path)?;
+            let value = crate::ingest::json_value(text, self.fingerprints);
+            let t: RawTarget<'_> = crate::ingest::parse_json(text, value.as_ref())
+                .map_err(|e| Gap::new(Code::FileApiMalformed, format!("{path}: {e}")))?;
+            if t.name != r.name || t.id != r.id {
+                return Err(Gap::new(
+                    Code::TargetObjectMissing,
+                    format!(
+                        "{}: describes {:?}/{:?}, codemodel expects {:?}/{:?}",
+                        r.json_file, t.name, t.id, r.name, r.id
+                    ),
+                ));
+            }
+            let mut c = convert_target(t, &r.json_file, self.roots, self.ids, self.link_from_top)?;
+            c.files_read = local.files_read;
+            c.fingerprint = value.map(|v| {
+                let name_of = |id: &str| self.names_by_id.get(id).map(|n| (*n).to_owned());
+                fingerprint::target(v, name_of, self.roots.0, self.roots.1)
+            });
+            Ok(c)
+        })
+    }
+}
+
+/// cmakeFiles-v1: the CMake inputs of this configure (each project input
+/// checked to be no newer than the reply) and the globs it depends on.
+fn cmake_files(
+    ctx: &mut Ctx<'_>,
+    index: &RawIndex,
+    source_root: &str,
+    gaps: &mut Vec<Gap>,
+) -> (Option<Vec<String>>, Vec<ConfigGlob>) {
+    let index_mtime = ctx.index_mtime;
+    let mut config_globs = Vec::new();
+    let cmake_inputs = match find_object(index, "cmakeFiles", 1) {
+        Err(g) => {
+            gaps.push(g);
+            None
+        }
+        Ok(None) => None,
+        Ok(Some(f)) => match ctx.read_json::<RawCmakeFiles>(&f, Code::FileApiMalformed) {
+            Err(g) => {
+                gaps.push(g);
+                None
+            }
+            Ok(cf) if cf.kind != "cmakeFiles" || cf.version.major != 1 => {
+                gaps.push(Gap::new(
+                    Code::FileApiUnsupportedVersion,
+                    format!("{f}: not cmakeFiles major 1"),
+                ));
+                None
+            }
+            Ok(cf) => {
+                config_globs = cf
+                    .globs_dependent
+                    .iter()
+                    .flatten()
+                    .map(|g| g.convert(source_root))
+                    .collect();
+                let mut inputs = Vec::new();
+                for inp in cf.inputs {
+                    let abs = paths::join_fold(source_root, &inp.path);
+                    if inp.is_generated == Some(true) {
+                        continue;
+                    }
+                    // CMake's own modules change only with a CMake upgrade; project inputs must be older than the reply.
+                    if inp.is_cmake != Some(true) {
+                        match mtime(&abs) {
+                            Some(t) if t <= index_mtime => {}
+                            Some(_) => gaps.push(Gap::new(
+                                Code::FileApiReplyStale,
+                                format!("{abs} is newer than the File API reply; re-run cmake"),
+                            )),
+                            None => gaps.push(Gap::new(
+                                Code::FileApiReplyStale,
+                                format!("CMake input {abs} cannot be inspected (deleted since the last configure?)"),
+                            )),
+                        }
+                    }
+                    inputs.push(abs);
+                }
+                inputs.sort();
+                inputs.dedup();
+                Some(inputs)
+            }
+        },
+    };
+    (cmake_inputs, config_globs)
+}
+
+/// toolchains-v1 (optional): a changed compiler is a build-configuration
+/// change. Returns the reply's fingerprint (`Err`: unreadable) and the
+/// compilers' implicit include directories; the compilers join `cmake_inputs`.
+fn toolchains(
+    ctx: &mut Ctx<'_>,
+    index: &RawIndex,
+    (fingerprints, roots): (bool, (&str, &str)),
+    cmake_inputs: &mut Option<Vec<String>>,
+    gaps: &mut Vec<Gap>,
+) -> (Result<Option<String>, ()>, Vec<String>) {
+    let mut toolchain_fingerprint: Result<Option<String>, ()> = Ok(None);
+    let mut implicit_includes: Vec<String> = Vec::new();
+    match find_object(index, "toolchains", 1) {
+        Err(g) => gaps.push(g),
+        Ok(None) => {}
+        Ok(Some(f)) => match ctx.read_json_kept::<RawToolchains>(&f, fingerprints) {
+            Err(g) => {
+                toolchain_fingerprint = Err(());
+                gaps.push(g)
+            }
+            Ok((tc, value)) => {
+                toolchain_fingerprint = Ok(value.map(|v| fingerprint::of(v, roots.0, roots.1)));
+                if tc.kind != "toolchains" || tc.version.major != 1 {
+                    gaps.push(Gap::new(
+                        Code::FileApiUnsupportedVersion,
+                        format!("{f}: not toolchains major 1"),
+                    ));
+                } else {
+                    implicit_includes = implicit_include_dirs(&tc);
+                    if let Some(inputs) = cmake_inputs {
+                        inputs.extend(
+                            tc.toolchains
+                                .into_iter()
+                                .filter_map(|t| t.compiler?.path)
+                                .map(|p| paths::fold(&p)),
+                        );
+                        inputs.sort();
+                        inputs.dedup();
+                    }
+                }
+            }
+        },
+    }
+    (toolchain_fingerprint, implicit_includes)
 }
 
 #[cfg(test)]
