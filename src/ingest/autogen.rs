@@ -737,13 +737,34 @@ fn rcc_join(
     Ok(())
 }
 
+/// Why a Qt resource collection (`.qrc`) is not read (said after its path).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum QrcError {
+    #[error("uses CDATA, which is not read")]
+    Cdata,
+    #[error("has an unterminated comment")]
+    UnterminatedComment,
+    #[error("has an unterminated <file> tag")]
+    UnterminatedTag,
+    #[error("has an empty <file/> entry")]
+    EmptyFile,
+    #[error("has a <file> without </file>")]
+    UnclosedFile,
+    #[error("has a bare '&'")]
+    BareAmpersand,
+    #[error("has a bad character reference")]
+    BadCharacterReference,
+    #[error("uses the entity &{0};, which is not read")]
+    Entity(String),
+}
+
 /// The `<file>` entries of a Qt resource collection (`.qrc`, XML), as
 /// written (relative to the `.qrc`'s directory, or absolute). Comments are
 /// skipped, as rcc skips them; CDATA or an entity other than the five XML
 /// ones and character references is refused rather than guessed.
-fn qrc_files(text: &str) -> Result<Vec<String>, String> {
+fn qrc_files(text: &str) -> Result<Vec<String>, QrcError> {
     if text.contains("<![CDATA[") {
-        return Err("uses CDATA, which is not read".into());
+        return Err(QrcError::Cdata);
     }
     let mut body = String::with_capacity(text.len());
     let mut rest = text;
@@ -751,7 +772,7 @@ fn qrc_files(text: &str) -> Result<Vec<String>, String> {
         body.push_str(&rest[..at]);
         let end = rest[at..]
             .find("-->")
-            .ok_or_else(|| "has an unterminated comment".to_string())?;
+            .ok_or(QrcError::UnterminatedComment)?;
         rest = &rest[at + end + 3..];
     }
     body.push_str(rest);
@@ -766,14 +787,12 @@ fn qrc_files(text: &str) -> Result<Vec<String>, String> {
                 continue;
             }
         }
-        let open_end = after.find('>').ok_or("has an unterminated <file> tag")?;
+        let open_end = after.find('>').ok_or(QrcError::UnterminatedTag)?;
         if after[..open_end].ends_with('/') {
-            return Err("has an empty <file/> entry".into());
+            return Err(QrcError::EmptyFile);
         }
         let inner = &after[open_end + 1..];
-        let close = inner
-            .find("</file>")
-            .ok_or("has a <file> without </file>")?;
+        let close = inner.find("</file>").ok_or(QrcError::UnclosedFile)?;
         files.push(xml_text(inner[..close].trim())?);
         rest = &inner[close + 7..];
     }
@@ -781,12 +800,12 @@ fn qrc_files(text: &str) -> Result<Vec<String>, String> {
 }
 
 /// XML character data with its entities resolved.
-fn xml_text(s: &str) -> Result<String, String> {
+fn xml_text(s: &str) -> Result<String, QrcError> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(at) = rest.find('&') {
         out.push_str(&rest[..at]);
-        let end = rest[at..].find(';').ok_or("has a bare '&'")?;
+        let end = rest[at..].find(';').ok_or(QrcError::BareAmpersand)?;
         let entity = &rest[at + 1..at + end];
         let c = match entity {
             "amp" => '&',
@@ -797,13 +816,13 @@ fn xml_text(s: &str) -> Result<String, String> {
             e if e.starts_with("#x") => u32::from_str_radix(&e[2..], 16)
                 .ok()
                 .and_then(char::from_u32)
-                .ok_or("has a bad character reference")?,
+                .ok_or(QrcError::BadCharacterReference)?,
             e if e.starts_with('#') => e[1..]
                 .parse::<u32>()
                 .ok()
                 .and_then(char::from_u32)
-                .ok_or("has a bad character reference")?,
-            _ => return Err(format!("uses the entity &{entity};, which is not read")),
+                .ok_or(QrcError::BadCharacterReference)?,
+            _ => return Err(QrcError::Entity(entity.to_owned())),
         };
         out.push(c);
         rest = &rest[at + end + 1..];
@@ -1002,7 +1021,10 @@ mod tests {
             ("<RCC><file>a & b</file></RCC>", "bare '&'"),
         ] {
             let err = qrc_files(bad).err().unwrap();
-            assert!(err.contains(needle), "{needle:?} not in {err:?}");
+            assert!(
+                err.to_string().contains(needle),
+                "{needle:?} not in {err:?}"
+            );
         }
     }
 

@@ -43,20 +43,41 @@ impl BuildLog {
     }
 }
 
+/// Why a `.ninja_log` cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LogError {
+    /// The file has no complete first line.
+    #[error("no header line")]
+    NoHeader,
+    /// The first line is not UTF-8.
+    #[error("header is not UTF-8")]
+    HeaderNotUtf8,
+    /// The first line is not `# ninja log vN`.
+    #[error("header {0:?} is not \"# ninja log vN\"")]
+    NotALog(String),
+    /// A version this reader does not hash.
+    #[error("log version {0} (only 5 to 7, ninja 1.9 to 1.13, are read)")]
+    Version(u32),
+    /// An entry's output path is not UTF-8.
+    #[error("an output path is not UTF-8")]
+    OutputNotUtf8,
+    /// An entry's command hash is not hexadecimal.
+    #[error("the entry of {0:?} has no hexadecimal command hash")]
+    BadHash(String),
+}
+
 /// Parses a whole `.ninja_log`.
-pub fn parse(bytes: &[u8]) -> Result<BuildLog, String> {
+pub fn parse(bytes: &[u8]) -> Result<BuildLog, LogError> {
     let Some(nl) = bytes.iter().position(|&b| b == b'\n') else {
-        return Err("no header line".into());
+        return Err(LogError::NoHeader);
     };
-    let head = std::str::from_utf8(&bytes[..nl]).map_err(|_| "header is not UTF-8".to_owned())?;
+    let head = std::str::from_utf8(&bytes[..nl]).map_err(|_| LogError::HeaderNotUtf8)?;
     let version: u32 = head
         .strip_prefix("# ninja log v")
         .and_then(|v| v.parse().ok())
-        .ok_or_else(|| format!("header {head:?} is not \"# ninja log vN\""))?;
+        .ok_or_else(|| LogError::NotALog(head.to_owned()))?;
     if !(5..=7).contains(&version) {
-        return Err(format!(
-            "log version {version} (only 5 to 7, ninja 1.9 to 1.13, are read)"
-        ));
+        return Err(LogError::Version(version));
     }
     let mut log = BuildLog {
         version,
@@ -77,12 +98,12 @@ pub fn parse(bytes: &[u8]) -> Result<BuildLog, String> {
             continue; // as ninja: a line with too few fields is skipped
         };
         let Ok(output) = std::str::from_utf8(output) else {
-            return Err("an output path is not UTF-8".into());
+            return Err(LogError::OutputNotUtf8);
         };
         let hash = std::str::from_utf8(hash)
             .ok()
             .and_then(|h| u64::from_str_radix(h, 16).ok())
-            .ok_or_else(|| format!("the entry of {output:?} has no hexadecimal command hash"))?;
+            .ok_or_else(|| LogError::BadHash(output.to_owned()))?;
         log.hashes.insert(output.to_owned(), hash);
     }
     Ok(log)
@@ -253,7 +274,7 @@ pub(crate) fn read_manifest_commands(
     let log = match reader
         .read(&log_path)
         .map_err(|e| e.to_string())
-        .and_then(|b| parse(&b))
+        .and_then(|b| parse(&b).map_err(|e| e.to_string()))
     {
         Ok(l) => l,
         Err(e) => return Commands(Err(format!("{log_shown}: {e}")), None),

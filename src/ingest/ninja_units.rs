@@ -31,7 +31,7 @@ pub(crate) struct Prepared {
     /// The log's path, as the dependency list names it.
     pub(crate) path: String,
     /// The parsed log, or why it cannot be used.
-    log: Result<DepsLog, String>,
+    log: Result<DepsLog, super::ninja_deps::DepsLogError>,
     /// Per path id: the path joined to the build root and folded (empty for
     /// a path no unit record names).
     abs: Vec<String>,
@@ -84,7 +84,7 @@ pub(crate) fn prepare(
     let mut log = match super::ninja_deps::parse(bytes) {
         Ok(l) => l,
         Err(e) => {
-            p.log = Err(e.to_string());
+            p.log = Err(e);
             return p;
         }
     };
