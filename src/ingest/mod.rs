@@ -22,7 +22,6 @@ pub mod file_api;
 pub mod ninja_deps;
 pub mod ninja_log;
 pub mod ninja_manifest;
-pub mod ninja_units;
 pub mod record;
 pub mod strace;
 

@@ -23,10 +23,13 @@ pub use super::coverage::{
 pub use super::evidence::{DepEvidence, FileId, Tu};
 
 mod audit;
-pub(in crate::ingest) mod map;
-pub(in crate::ingest) mod objects;
+mod map;
+/// The Ninja deps log (`.ninja_deps`): the dependency evidence of a Ninja
+/// build, merged into the units as a depfile's is.
+pub(in crate::ingest) mod ninja_units;
+mod objects;
 mod read;
-pub(in crate::ingest) mod stat;
+mod stat;
 use audit::*;
 pub use map::SourceIndex;
 use map::*;
@@ -151,7 +154,10 @@ impl<'r> ReadJob<'r> {
             }
             for (k, d) in block.iter().enumerate() {
                 let parsed = read_one(self.reader, d, scope, guessed_dir(d), &self.shared, &mut w);
-                w.results.push((start + k, parsed));
+                // `None`: a ninja deps log, prepared into `w.logs` and merged in `finish`.
+                if let Some(parsed) = parsed.transpose() {
+                    w.results.push((start + k, parsed));
+                }
             }
             if let Some(m) = self.mapper.get() {
                 for (i, r) in w.results.drain(..) {
@@ -227,7 +233,7 @@ pub struct Pending<'j, 'r> {
     results: Vec<Slot>,
     created: Vec<(FileId, u64, FileStat)>,
     /// Ninja deps logs met among the entries.
-    logs: Vec<super::ninja_units::Prepared>,
+    logs: Vec<ninja_units::Prepared>,
 }
 
 /// What became of one entry of the list.
@@ -329,14 +335,21 @@ impl Pending<'_, '_> {
         for (i, m) in mapped.into_iter().enumerate() {
             let d = &entries[i];
             if logs.iter().any(|l| l.path == *d) {
-                continue; // merged below
+                continue; // a deps log: merged below
             }
             let unit = match m {
                 Mapped::Unmapped(g) => Err(g),
                 Mapped::Done(unit) => unit,
                 Mapped::Again(target) => {
                     let dir = &model.targets[target].dir_build;
-                    let parsed = read_one(reader, d, scope, dir, shared, &mut again);
+                    let parsed = read_one(reader, d, scope, dir, shared, &mut again)
+                        .transpose()
+                        .unwrap_or_else(|| {
+                            Err(Gap::new(
+                                Code::DepFileUnmapped,
+                                format!("{d}: a ninja deps log, read as a depfile before"),
+                            ))
+                        });
                     clean = false;
                     parsed.and_then(|p| unit_of(d, model, target, max_path, p, &sources.0))
                 }
@@ -373,7 +386,7 @@ impl Pending<'_, '_> {
         }
         let mut built = Vec::new();
         for log in logs {
-            built.extend(super::ninja_units::merge(
+            built.extend(ninja_units::merge(
                 &mut ev, &mut gaps, model, sources, log, max_path,
             ));
         }

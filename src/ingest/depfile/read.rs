@@ -125,7 +125,7 @@ pub struct Worker {
     /// Entries that are ninja deps logs (recognised by their header),
     /// prepared here (`ninja_units::prepare`: parsed, resolved, stat'ed),
     /// merged after the depfiles.
-    pub(super) logs: Vec<super::super::ninja_units::Prepared>,
+    pub(super) logs: Vec<super::ninja_units::Prepared>,
 }
 
 /// A worker's token → id cache, without an allocation per token: the
@@ -451,7 +451,7 @@ pub(super) fn read_one(
     dir: &str,
     shared: &SharedFiles,
     worker: &mut Worker,
-) -> Result<Parsed, Gap> {
+) -> Result<Option<Parsed>, Gap> {
     use std::os::unix::fs::MetadataExt;
     worker.serial = worker.serial.wrapping_add(1);
     if worker.serial == 0 {
@@ -475,13 +475,9 @@ pub(super) fn read_one(
             // A ninja deps log, recognised by its header: merged in `finish`.
             let roots = (scope.source_root, scope.build_root);
             let max_path = reader.limits().max_path_len;
-            let log =
-                super::super::ninja_units::prepare(depfile, bytes, roots, &shared.dirs, max_path);
+            let log = super::ninja_units::prepare(depfile, bytes, roots, &shared.dirs, max_path);
             worker.logs.push(log);
-            return Err(Gap::new(
-                Code::DepFileUnmapped,
-                format!("{depfile}: a ninja deps log"),
-            ));
+            return Ok(None);
         }
         let mut sink = UnitSink {
             worker: &mut *worker,
@@ -508,7 +504,7 @@ pub(super) fn read_one(
         };
         depfile_syntax::parse_into(bytes, &mut sink)
             .map_err(|e| Gap::new(Code::DepFileMalformed, format!("{depfile}: {e}")))?;
-        Ok(Parsed {
+        Ok(Some(Parsed {
             identity: (meta.dev(), meta.ino()),
             main_targets: sink.main_targets.iter().map(|t| t.to_string()).collect(),
             first: sink.first.map(Cow::into_owned),
@@ -521,7 +517,7 @@ pub(super) fn read_one(
             aged: sink.aged,
             lists_outside: sink.lists_outside,
             mtime,
-        })
+        }))
     })();
     // A deps log is one large file: its buffer is not kept for small depfiles.
     if buf.capacity() > LARGE_BUFFER {

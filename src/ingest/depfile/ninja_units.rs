@@ -4,13 +4,15 @@
 
 use std::time::SystemTime;
 
-use super::depfile::map::{leftover_hint, main_by_stem, SourceIndex};
-use super::depfile::objects::{ends_with_path, stem_below_object_dir};
-use super::depfile::stat::{stat_file, DirMemo, FileStat};
-use super::evidence::{DepEvidence, FileId, NewerPrereqs, Tu};
-use super::file_api::Codemodel;
-use super::ninja_deps::DepsLog;
+use super::map::{leftover_hint, main_by_stem, SourceIndex};
+use super::objects::{ends_with_path, stem_below_object_dir};
+use super::stat::{stat_file, DirMemo, FileStat};
 use crate::fasthash::FastMap;
+use crate::ingest::aliases as alias;
+use crate::ingest::drop_in_background;
+use crate::ingest::evidence::{DepEvidence, FileId, NewerPrereqs, Tu};
+use crate::ingest::file_api::Codemodel;
+use crate::ingest::ninja_deps::{self, DepsLog, DepsLogError};
 use crate::paths;
 use crate::reason::{Code, Gap};
 
@@ -31,7 +33,7 @@ pub(crate) struct Prepared {
     /// The log's path, as the dependency list names it.
     pub(crate) path: String,
     /// The parsed log, or why it cannot be used.
-    log: Result<DepsLog, super::ninja_deps::DepsLogError>,
+    log: Result<DepsLog, DepsLogError>,
     /// Per path id: the path joined to the build root and folded (empty for
     /// a path no unit record names).
     abs: Vec<String>,
@@ -81,7 +83,7 @@ pub(crate) fn prepare(
         objects: Vec::new(),
         clean: Vec::new(),
     };
-    let mut log = match super::ninja_deps::parse(bytes) {
+    let mut log = match ninja_deps::parse(bytes) {
         Ok(l) => l,
         Err(e) => {
             p.log = Err(e);
@@ -227,7 +229,7 @@ pub(crate) fn merge(
     let build = &model.build_root;
     // Include directories outside the roots that alias into them (rare):
     // their inputs join the unit under the inside spelling, as for depfiles.
-    let aliases = super::aliases::outside_aliases(model);
+    let aliases = alias::outside_aliases(model);
     let mut outside: Vec<&str> = Vec::new();
     let mut by_unit: FastMap<(usize, usize), usize> = (ev.tus.iter().enumerate())
         .map(|(i, tu)| ((tu.target, tu.source_index), i))
@@ -289,7 +291,7 @@ pub(crate) fn merge(
             }
         };
         let source = &abs[rec.inputs[0] as usize];
-        let aliased = !aliases.is_empty() && super::aliases::uses_alias(&aliases, &t.includes);
+        let aliased = !aliases.is_empty() && alias::uses_alias(&aliases, &t.includes);
         outside.clear();
         let lists_outside;
         if let Some(kept) = clean {
@@ -324,7 +326,7 @@ pub(crate) fn merge(
         if !outside.is_empty() {
             let at = format!("{shown} record {out_rel}");
             let (found, time) = (outside.iter().copied(), Some(rec_time));
-            super::aliases::join_aliased(ev, &mut prereqs, &aliases, found, time, &at, gaps);
+            alias::join_aliased(ev, &mut prereqs, &aliases, found, time, &at, gaps);
         }
         built.push((target, out_rel.clone()));
         let (source, from_log) = (source.clone(), true);
@@ -348,7 +350,7 @@ pub(crate) fn merge(
     }
     finish_units(ev, model, new_tus, newer, gaps);
     // The log's path table and the resolved paths: tens of thousands of strings.
-    super::drop_in_background((log, abs, inputs));
+    drop_in_background((log, abs, inputs));
     built
 }
 
