@@ -70,11 +70,11 @@ impl Analysis {
 
     /// A stage's result; its error (a policy the evidence contradicts) ends
     /// the analysis as a usage error.
-    pub fn usage_or<T>(&mut self, stage: Result<T, String>) -> Option<T> {
+    pub fn usage_or<T>(&mut self, stage: Result<T, crate::request::UsageError>) -> Option<T> {
         match stage {
             Ok(t) => Some(t),
-            Err(msg) => {
-                self.outcome = Outcome::UsageError(msg);
+            Err(e) => {
+                self.outcome = Outcome::UsageError(e.0);
                 None
             }
         }

@@ -12,6 +12,7 @@ use clap::Parser;
 
 use crate::ingest::Limits;
 use crate::paths;
+pub use crate::request::UsageError;
 use crate::request::{Command, Format, Request};
 
 const AFTER_HELP: &str = "\
@@ -172,18 +173,21 @@ pub enum Parsed {
     Info(String),
 }
 
-fn dir(flag: &str, p: Option<Utf8PathBuf>) -> Result<String, String> {
+fn dir(flag: &str, p: Option<Utf8PathBuf>) -> Result<String, UsageError> {
     let p = p.ok_or_else(|| format!("{flag} is required"))?;
-    let abs = paths::absolute_dir(&p)
-        .ok_or_else(|| format!("{flag} {p}: cannot determine the working directory"))?;
+    let abs = paths::absolute_dir(&p).ok_or_else(|| {
+        UsageError(format!(
+            "{flag} {p}: cannot determine the working directory"
+        ))
+    })?;
     if !std::path::Path::new(&abs).is_dir() {
-        return Err(format!("{flag} {p} is not a directory"));
+        return Err(UsageError(format!("{flag} {p} is not a directory")));
     }
     Ok(abs)
 }
 
 /// `--ctest-json`, by default BUILD/ctest.json.
-fn ctest_json(p: Option<Utf8PathBuf>, build_dir: &str) -> Result<String, String> {
+fn ctest_json(p: Option<Utf8PathBuf>, build_dir: &str) -> Result<String, UsageError> {
     match p {
         Some(p) => file("--ctest-json", Some(p)),
         None => Ok(format!("{build_dir}/ctest.json")),
@@ -192,17 +196,20 @@ fn ctest_json(p: Option<Utf8PathBuf>, build_dir: &str) -> Result<String, String>
 
 /// `--dep-list`; without it, the empty string: the dependency files are
 /// found in the build tree (see [`crate::request::Request::dep_list`]).
-fn dep_list(p: Option<Utf8PathBuf>) -> Result<String, String> {
+fn dep_list(p: Option<Utf8PathBuf>) -> Result<String, UsageError> {
     match p {
         Some(p) => file("--dep-list", Some(p)),
         None => Ok(String::new()),
     }
 }
 
-fn file(flag: &str, p: Option<Utf8PathBuf>) -> Result<String, String> {
+fn file(flag: &str, p: Option<Utf8PathBuf>) -> Result<String, UsageError> {
     let p = p.ok_or_else(|| format!("{flag} is required"))?;
-    paths::absolute_dir(&p)
-        .ok_or_else(|| format!("{flag} {p}: cannot determine the working directory"))
+    paths::absolute_dir(&p).ok_or_else(|| {
+        UsageError(format!(
+            "{flag} {p}: cannot determine the working directory"
+        ))
+    })
 }
 
 fn split_changed(bytes: Vec<u8>, nul: bool) -> Vec<OsString> {
@@ -303,7 +310,7 @@ struct RecordCli {
     output: Option<Utf8PathBuf>,
 }
 
-fn parse_record(args: Vec<OsString>) -> Result<Parsed, String> {
+fn parse_record(args: Vec<OsString>) -> Result<Parsed, UsageError> {
     let r = match sub_parse::<RecordCli>(args)? {
         Ok(r) => r,
         Err(info) => return Ok(info),
@@ -327,7 +334,7 @@ fn parse_record(args: Vec<OsString>) -> Result<Parsed, String> {
 }
 
 /// A subcommand's arguments, or its help text.
-fn sub_parse<T: Parser>(mut args: Vec<OsString>) -> Result<Result<T, Parsed>, String> {
+fn sub_parse<T: Parser>(mut args: Vec<OsString>) -> Result<Result<T, Parsed>, UsageError> {
     args.remove(1);
     match T::try_parse_from(args) {
         Ok(s) => Ok(Ok(s)),
@@ -337,28 +344,28 @@ fn sub_parse<T: Parser>(mut args: Vec<OsString>) -> Result<Result<T, Parsed>, St
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
                     Ok(Err(Parsed::Info(e.to_string())))
                 }
-                _ => Err(clap_message(&e.to_string())),
+                _ => Err(UsageError(clap_message(&e.to_string()))),
             }
         }
     }
 }
 
-fn parse_init(args: Vec<OsString>) -> Result<Parsed, String> {
+fn parse_init(args: Vec<OsString>) -> Result<Parsed, UsageError> {
     let s = match sub_parse::<InitCli>(args)? {
         Ok(s) => s,
         Err(info) => return Ok(info),
     };
     if let Some(o) = &s.evidence.output {
         if o.exists() && !s.force {
-            return Err(format!(
+            return Err(UsageError(format!(
                 "--output {o}: the file exists; pass --force to overwrite it"
-            ));
+            )));
         }
     }
     request_of(s.evidence, None, true)
 }
 
-fn parse_snapshot(args: Vec<OsString>) -> Result<Parsed, String> {
+fn parse_snapshot(args: Vec<OsString>) -> Result<Parsed, UsageError> {
     let s = match sub_parse::<SnapshotCli>(args)? {
         Ok(s) => s,
         Err(info) => return Ok(info),
@@ -367,7 +374,11 @@ fn parse_snapshot(args: Vec<OsString>) -> Result<Parsed, String> {
 }
 
 /// The request of `diff2test snapshot` (or, `init`, of `diff2test init`).
-fn request_of(s: EvidenceArgs, policy: Option<Utf8PathBuf>, init: bool) -> Result<Parsed, String> {
+fn request_of(
+    s: EvidenceArgs,
+    policy: Option<Utf8PathBuf>,
+    init: bool,
+) -> Result<Parsed, UsageError> {
     let source_dir = dir("--source-dir", s.roots.source_dir)?;
     let build_dir = dir("--build-dir", s.roots.build_dir)?;
     Ok(Parsed::Run(Box::new(Request {
@@ -410,7 +421,7 @@ fn request_of(s: EvidenceArgs, policy: Option<Utf8PathBuf>, init: bool) -> Resul
 /// source dir) but exists relative to the working directory, a
 /// subdirectory of that: the user ran from a subdirectory. Taken as it is, it would be a deleted file (the
 /// whole suite, run for a typo): a usage error naming what was meant.
-fn relative_to_elsewhere(changed: &[OsString], source_dir: &str) -> Result<(), String> {
+fn relative_to_elsewhere(changed: &[OsString], source_dir: &str) -> Result<(), UsageError> {
     let base = paths::repo_root_above(source_dir).unwrap_or_else(|| source_dir.to_owned());
     let Some(cwd) = paths::current_dir() else {
         return Ok(());
@@ -431,19 +442,19 @@ fn relative_to_elsewhere(changed: &[OsString], source_dir: &str) -> Result<(), S
         let from_base = paths::strip_root(&meant, &base)
             .map(|r| format!(" (did you mean {r}?)"))
             .unwrap_or_default();
-        return Err(format!(
+        return Err(UsageError(format!(
             "--changed {p}: no such path relative to {base}, where relative paths are taken from, but {meant} exists{from_base}: pass paths relative to {base}, or absolute"
-        ));
+        )));
     }
     Ok(())
 }
 
-fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+fn parse_shard(s: &str) -> Result<(usize, usize), UsageError> {
     let bad = || format!("--shard {s:?}: expected K/N with 1 <= K <= N (e.g. 2/4)");
     let (k, n) = s.split_once('/').ok_or_else(bad)?;
     let (k, n): (usize, usize) = (k.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
     if k == 0 || n == 0 || k > n {
-        return Err(bad());
+        return Err(UsageError(bad()));
     }
     Ok((k, n))
 }
@@ -488,12 +499,12 @@ fn full_command() -> clap::Command {
 }
 
 /// `diff2test completions SHELL` and `diff2test man`.
-fn parse_generated(args: &[OsString]) -> Result<Parsed, String> {
+fn parse_generated(args: &[OsString]) -> Result<Parsed, UsageError> {
     let mut buf = Vec::new();
     let mut cmd = full_command();
     if args[1] == "man" {
         if args.len() > 2 {
-            return Err("diff2test man takes no arguments".into());
+            return Err(UsageError("diff2test man takes no arguments".into()));
         }
         clap_mangen::Man::new(cmd)
             .render(&mut buf)
@@ -520,7 +531,7 @@ fn parse_generated(args: &[OsString]) -> Result<Parsed, String> {
 }
 
 /// Parses arguments. Errors are one-line usage messages.
-pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String> {
+pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, UsageError> {
     if let Some(parsed) = subcommand(&args) {
         return parsed;
     }
@@ -532,7 +543,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
                     Ok(Parsed::Info(e.to_string()))
                 }
-                _ => Err(clap_message(&e.to_string())),
+                _ => Err(UsageError(clap_message(&e.to_string()))),
             };
         }
     };
@@ -575,10 +586,10 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
                 .map_err(|e| format!("--changed-from {}: {e}", from.to_string_lossy()))?
         };
         if !cli.null && bytes.contains(&0) {
-            return Err(format!(
+            return Err(UsageError(format!(
                 "--changed-from {}: the list holds NUL bytes, so it is NUL-separated (as `git diff -z --name-only` writes it): pass -z",
                 from.to_string_lossy()
-            ));
+            )));
         }
         changed.extend(split_changed(bytes, cli.null));
     }
@@ -645,7 +656,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, String
 
 /// A subcommand's own parse (`snapshot`, `init`, `record`, `completions`,
 /// `man`), a usage error for a mistyped one, or `None`: a selection run.
-fn subcommand(args: &[OsString]) -> Option<Result<Parsed, String>> {
+fn subcommand(args: &[OsString]) -> Option<Result<Parsed, UsageError>> {
     if args
         .get(1)
         .is_some_and(|a| a == "completions" || a == "man")
@@ -674,20 +685,20 @@ fn subcommand(args: &[OsString]) -> Option<Result<Parsed, String>> {
         if let Some(meant) = paths::did_you_mean(word, subcommands)
             .or_else(|| subcommands.iter().find(near).copied())
         {
-            return Some(Err(format!(
+            return Some(Err(UsageError(format!(
                 "unknown subcommand {word:?} (did you mean {meant:?}?); see diff2test --help"
-            )));
+            ))));
         }
     }
     None
 }
 
 /// A flag that would do nothing here is a mistake in the caller's script.
-fn check_flags(cli: &Cli) -> Result<(), String> {
+fn check_flags(cli: &Cli) -> Result<(), UsageError> {
     let without = |flag: &str, needs: &str, what: &str| {
-        Err(format!(
+        Err(UsageError(format!(
             "{flag} does nothing without {needs}: {what}; drop it, or pass {needs}"
-        ))
+        )))
     };
     if cli.base.is_none() {
         if cli.head.is_some() {
@@ -731,9 +742,9 @@ fn vcs_changes(
     base: &str,
     ci: bool,
     (source_dir, build_dir): (&str, &str),
-) -> Result<FromVcs, String> {
+) -> Result<FromVcs, UsageError> {
     if ci && cli.head.is_none() {
-        return Err("CI mode (--ci or CI=true) never reads the working tree: pass --head REV with --base, or an explicit list (--no-ci to override)".into());
+        return Err(UsageError("CI mode (--ci or CI=true) never reads the working tree: pass --head REV with --base, or an explicit list (--no-ci to override)".into()));
     }
     let base_rev = if !cli.no_merge_base {
         crate::vcs::merge_base(

@@ -32,6 +32,7 @@ use crate::paths;
 use crate::policy::{Declared, Policy};
 use crate::reach::{Lookup, TestReach};
 use crate::reason::Code;
+use crate::request::UsageError;
 
 /// One use of a declaration, for stderr and the plan.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -91,7 +92,7 @@ pub fn map_scripts(
     model: &Codemodel,
     catalogue: &Catalogue,
     mappings: &mut [TestMapping],
-) -> Result<(Vec<Use>, Vec<Vec<String>>), String> {
+) -> Result<(Vec<Use>, Vec<Vec<String>>), UsageError> {
     let mut uses = Vec::new();
     let mut scripts = vec![Vec::new(); catalogue.tests.len()];
     let scan = policy.scripts_mode == crate::policy::ScriptsMode::Scan;
@@ -102,10 +103,10 @@ pub fn map_scripts(
         // A template ("{test}") names a target per test: checked per test.
         for t in rule.targets.iter().filter(|t| !t.contains("{test}")) {
             if !model.targets.iter().any(|m| &m.name == t) {
-                return Err(format!(
+                return Err(UsageError(format!(
                     "policy [[script]] {} names target {t:?}, which is not in the codemodel",
                     ri + 1
-                ));
+                )));
             }
         }
     }

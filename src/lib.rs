@@ -42,7 +42,7 @@ use std::io::{Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use decide::Outcome;
-use request::Command;
+use request::{Command, UsageError};
 
 /// Runs one invocation: parses `args`, analyses, writes stdout/stderr, returns the exit code.
 pub fn run(
@@ -112,17 +112,18 @@ fn to_output(path: Option<&str>, out: &mut Vec<u8>, err: &mut Vec<u8>) -> Result
 }
 
 /// Writes `bytes` to `path` whole (a temporary file renamed into place) or not at all.
-fn write_whole(path: &str, bytes: &[u8]) -> Result<(), String> {
+fn write_whole(path: &str, bytes: &[u8]) -> Result<(), UsageError> {
     let tmp = format!("{path}.diff2test-tmp");
     let written = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
     written.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        format!("--output {path}: {e}")
+        UsageError(format!("--output {path}: {e}"))
     })
 }
 
-fn usage(msg: String, err: &mut Vec<u8>) -> u8 {
-    let o = Outcome::UsageError(msg);
+/// Renders the usage error `why` (a typed error's one line); its exit code.
+fn usage(why: impl std::fmt::Display, err: &mut Vec<u8>) -> u8 {
+    let o = Outcome::UsageError(why.to_string());
     report::render_state_only(&o, err);
     o.exit_code()
 }
@@ -136,15 +137,15 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
             out.extend_from_slice(text.as_bytes());
             return 0;
         }
-        Err(msg) => return usage(msg, err),
+        Err(e) => return usage(e, err),
     };
     let policy = match policy::load(req.policy.as_deref(), &req.source_dir) {
         Ok(p) => p,
-        Err(msg) => return usage(msg, err),
+        Err(e) => return usage(e, err),
     };
     if req.base_snapshot.is_some() && !policy.compare_mode(true) {
         return usage(
-            "--base-snapshot does nothing: the policy sets build_config = \"full\", which keeps compare mode off; drop one of them".into(),
+            "--base-snapshot does nothing: the policy sets build_config = \"full\", which keeps compare mode off; drop one of them",
             err,
         );
     }
@@ -158,7 +159,7 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
     if let Err(e) = report::render(&analysis, &req, out, err) {
         out.clear();
         err.clear();
-        return usage(e.to_string(), err);
+        return usage(e, err);
     }
     if let Err(code) = to_output(req.output.as_deref(), out, err) {
         return code;

@@ -383,33 +383,45 @@ impl Policy {
     }
 }
 
+/// A policy file that cannot be used as written (a usage error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("policy {path}: {why}")]
+pub struct PolicyError {
+    /// The policy file.
+    pub path: String,
+    /// What is wrong with it.
+    pub why: String,
+}
+
 /// Loads the policy: `explicit` (from `--policy`) must exist; otherwise
 /// `SRC/diff2test.toml` is used when present. Errors are usage errors.
-pub fn load(explicit: Option<&str>, source_dir: &str) -> Result<Policy, String> {
+pub fn load(explicit: Option<&str>, source_dir: &str) -> Result<Policy, PolicyError> {
     let default_path = format!("{source_dir}/diff2test.toml");
     let path = match explicit {
         Some(p) => p.to_owned(),
         None if std::path::Path::new(&default_path).is_file() => default_path,
         None => return Ok(Policy::default()),
     };
-    let bytes = std::fs::read(&path).map_err(|e| format!("policy {path}: {e}"))?;
-    let text =
-        std::str::from_utf8(&bytes).map_err(|_| format!("policy {path}: not valid UTF-8"))?;
-    let raw: RawPolicy =
-        toml::from_str(text).map_err(|e| format!("policy {path}: {}", e.message()))?;
+    let bad = |why: String| PolicyError {
+        path: path.clone(),
+        why,
+    };
+    let bytes = std::fs::read(&path).map_err(|e| bad(e.to_string()))?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| bad("not valid UTF-8".into()))?;
+    let raw: RawPolicy = toml::from_str(text).map_err(|e| bad(e.message().to_owned()))?;
     let always = raw.always_run.unwrap_or_default();
     for r in &raw.rule {
         if r.paths.is_empty() || r.require_labels.is_empty() {
-            return Err(format!(
-                "policy {path}: every [[rule]] needs non-empty paths and require_labels"
+            return Err(bad(
+                "every [[rule]] needs non-empty paths and require_labels".into(),
             ));
         }
     }
-    let need = |what: &str, ok: bool| -> Result<(), String> {
+    let need = |what: &str, ok: bool| -> Result<(), PolicyError> {
         if ok {
             Ok(())
         } else {
-            Err(format!("policy {path}: {what}"))
+            Err(bad(what.to_owned()))
         }
     };
     // Both path declarations: a non-empty list of non-empty globs, and a why.
@@ -687,6 +699,7 @@ mod tests {
         std::fs::write(&p, "opaqe = \"select\"\n").unwrap();
         assert!(load(Some(p.to_str().unwrap()), "/x")
             .unwrap_err()
+            .to_string()
             .contains("unknown field"));
         std::fs::write(&p, "opaque = \"maybe\"\n").unwrap();
         assert!(load(Some(p.to_str().unwrap()), "/x").is_err());
@@ -738,7 +751,10 @@ mod tests {
             let got = load(Some(p.to_str().unwrap()), "/x");
             match want {
                 None => assert!(got.is_ok(), "{text}: {got:?}"),
-                Some(w) => assert!(got.as_ref().unwrap_err().contains(w), "{text}: {got:?}"),
+                Some(w) => assert!(
+                    got.as_ref().unwrap_err().to_string().contains(w),
+                    "{text}: {got:?}"
+                ),
             }
         }
         std::fs::write(

@@ -23,6 +23,7 @@ use crate::ingest::ctest::Catalogue;
 use crate::ingest::record::{self, File, Log, Record, State, Status, TestRun, Tree};
 use crate::ingest::strace::{self, Exit, Kind, Trace};
 use crate::paths;
+use crate::request::UsageError;
 
 /// The strace options of the one documented command line (README, `record
 /// --help`, `init`'s header, the Action, the mutation suite and the tests spell
@@ -48,7 +49,7 @@ pub struct RecordRequest {
 pub const MAX_LOG_BYTES: u64 = 16 << 30;
 
 /// Writes the record of `req`'s logs. `Err`: a usage error (one line).
-pub fn record(req: &RecordRequest) -> Result<Record, String> {
+pub fn record(req: &RecordRequest) -> Result<Record, UsageError> {
     let cat_bytes = std::fs::read(&req.ctest_json)
         .map_err(|e| format!("--ctest-json {}: {e}", req.ctest_json))?;
     let catalogue: Catalogue = crate::ingest::ctest::parse(
@@ -76,17 +77,17 @@ pub fn record(req: &RecordRequest) -> Result<Record, String> {
     for file in &req.straces {
         let meta = std::fs::metadata(file).map_err(|e| format!("--strace {file}: {e}"))?;
         if meta.len() > MAX_LOG_BYTES {
-            return Err(format!(
+            return Err(UsageError(format!(
                 "--strace {file}: larger than {MAX_LOG_BYTES} bytes"
-            ));
+            )));
         }
         let bytes = std::fs::read(file).map_err(|e| format!("--strace {file}: {e}"))?;
         let text = String::from_utf8_lossy(&bytes);
         let trace = strace::parse(&text);
         if trace.processes.is_empty() {
-            return Err(format!(
+            return Err(UsageError(format!(
                 "--strace {file}: no line of `strace -f -o FILE` in it (a log of -ff has no process ids: use -f)"
-            ));
+            )));
         }
         problems.extend(trace.problems.iter().map(|p| format!("{file}: {p}")));
         logs.push(Log {

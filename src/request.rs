@@ -84,3 +84,22 @@ pub struct Request {
     /// `--record`, absolute: the record of the base build's test run.
     pub record: Option<String>,
 }
+
+/// A request diff2test cannot honour (a command line, a policy rule, an
+/// output file): the run is a USAGE_ERROR with this one-line message and
+/// nothing on stdout.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+impl From<String> for UsageError {
+    fn from(msg: String) -> Self {
+        UsageError(msg)
+    }
+}
+
+impl From<&str> for UsageError {
+    fn from(msg: &str) -> Self {
+        UsageError(msg.to_owned())
+    }
+}
