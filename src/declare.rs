@@ -1,4 +1,4 @@
-//! Policy declarations applied to the evidence (issue 12): what the user
+//! Policy declarations applied to the evidence: what the user
 //! declares to gain precision, checked against what the evidence shows.
 //!
 //! * `[[script]]`: a test whose command runs a script or interpreter

@@ -1,4 +1,4 @@
-//! Canonical JSON fingerprints of evidence, for snapshots (issue 15): the
+//! Canonical JSON fingerprints of evidence, for snapshots: the
 //! roots written as `<SRC>` and `<BUILD>`, backtraces and reply-file names
 //! left out, so the same build description from another checkout or build
 //! directory hashes the same. The readers compute them from the bytes they

@@ -1,4 +1,4 @@
-//! Per-test build-description fingerprints (issue 15, TIA-CHG-003/005/010).
+//! Per-test build-description fingerprints (TIA-CHG-003/005/010).
 //!
 //! A snapshot records, for every registered test, a fingerprint of what the
 //! static evidence says determines how it is built and run:

@@ -1,4 +1,4 @@
-//! In-process git change detection (issue 5; TIA-CHG-001, TIA-CHG-003, TIA-CHG-008).
+//! In-process git change detection (TIA-CHG-001, TIA-CHG-003, TIA-CHG-008).
 //!
 //! [`changed_paths`] resolves revisions and compares trees with `gix`, a pure-Rust git
 //! implementation. It never starts a process: no `git` executable, no hooks, no filter

@@ -1026,7 +1026,7 @@ fn data_flow_scenario(name: &str, producer: &str, consumer: &str, link: &str) ->
 }
 
 #[test]
-fn oracle_class01_fixture_setup_feeds_consumer() {
+fn oracle_fixture_setup_feeds_consumer() {
     let o = data_flow_scenario(
         "c01-fixtures",
         "db.setup",
@@ -1040,7 +1040,7 @@ fn oracle_class01_fixture_setup_feeds_consumer() {
 }
 
 #[test]
-fn oracle_class01_depends_producer_feeds_consumer() {
+fn oracle_depends_producer_feeds_consumer() {
     let o = data_flow_scenario(
         "c01-depends",
         "producer",
@@ -1555,7 +1555,7 @@ fn expect_channels(name: &str, chans: &str, want: &[&str], stderr: &[&str]) {
 
 /// The chain says why the test reaches the plugin: what its channel names.
 #[test]
-fn oracle_class02_plugin_via_environment_modification() {
+fn oracle_plugin_via_environment_modification() {
     expect_channels(
         "c02-env",
         "B",
@@ -1565,12 +1565,12 @@ fn oracle_class02_plugin_via_environment_modification() {
 }
 
 #[test]
-fn oracle_class02_plugin_via_generated_header() {
+fn oracle_plugin_via_generated_header() {
     expect_channel_subset("c02-genheader", 'C');
 }
 
 #[test]
-fn oracle_class02_plugin_via_working_directory() {
+fn oracle_plugin_via_working_directory() {
     expect_channel_subset("c02-cwd", 'D');
 }
 
@@ -1578,7 +1578,7 @@ fn oracle_class02_plugin_via_working_directory() {
 /// variable, as `QT_PLUGIN_PATH`) holds the plugin one level down: plugin
 /// loaders look in subdirectories.
 #[test]
-fn oracle_class02_plugin_in_a_subdirectory_of_a_named_directory() {
+fn oracle_plugin_in_a_subdirectory_of_a_named_directory() {
     expect_channel_subset("c02-plugin-subdir", 'G');
 }
 
@@ -1587,7 +1587,7 @@ fn oracle_class02_plugin_in_a_subdirectory_of_a_named_directory() {
 /// (Before the walk of named directories: `exit 0 omits tests whose result
 /// changed: ["H"]`.)
 #[test]
-fn oracle_class02_plugin_copied_post_build_into_a_named_directory() {
+fn oracle_plugin_copied_post_build_into_a_named_directory() {
     let o = plugin_scenario("c02-plugin-gathered", &[channel('H', false)]).run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "TEST_READS_UNKNOWN_BUILD_FILE");
@@ -1597,7 +1597,7 @@ fn oracle_class02_plugin_copied_post_build_into_a_named_directory() {
 /// The copy rewritten after the catalogue was listed (a rebuild after the
 /// listing) is not taken for a test's output.
 #[test]
-fn oracle_class02_plugin_copied_post_build_after_the_listing() {
+fn oracle_plugin_copied_post_build_after_the_listing() {
     let o = plugin_scenario("c02-plugin-gathered-late", &[channel('H', false)])
         .after_head_build(|ctx| {
             let copy = ctx.build.join("gathered/myplugins/libplug.so");
@@ -1616,28 +1616,28 @@ fn oracle_class02_plugin_copied_post_build_after_the_listing() {
 /// does not hide what the named one holds. (Before the fix: `exit 0 omits
 /// tests whose result changed: ["P"]`.)
 #[test]
-fn oracle_class02_plugin_in_a_named_directory_beside_a_longer_named_sibling() {
+fn oracle_plugin_in_a_named_directory_beside_a_longer_named_sibling() {
     expect_channel_subset("c02-plugin-sibling", 'P');
 }
 
 /// The directory the test names is a symlink to the one holding the
 /// plugin: its artifacts are looked up under the real path too.
 #[test]
-fn oracle_class02_plugin_in_a_directory_named_through_a_symlink() {
+fn oracle_plugin_in_a_directory_named_through_a_symlink() {
     expect_channel_subset("c02-plugin-view", 'J');
 }
 
 /// The directory the test names holds a symlink to the plugin's directory:
 /// what that directory holds is looked at too.
 #[test]
-fn oracle_class02_plugin_in_a_symlinked_subdirectory_of_a_named_directory() {
+fn oracle_plugin_in_a_symlinked_subdirectory_of_a_named_directory() {
     expect_channel_subset("c02-plugin-linked-dir", 'K');
 }
 
 /// With `opaque = "select"` only the test that names the directory is
 /// forced in; the others are still decided by the evidence.
 #[test]
-fn oracle_class02_plugin_copied_post_build_with_opaque_select() {
+fn oracle_plugin_copied_post_build_with_opaque_select() {
     let o = plugin_scenario(
         "c02-plugin-gathered-select",
         &[channel('H', false), channel('B', false)],
@@ -1653,21 +1653,21 @@ fn oracle_class02_plugin_copied_post_build_with_opaque_select() {
 /// a loader that looks beside itself finds it. (Before the rule:
 /// `exit 0 omits tests whose result changed: ["L"]`.)
 #[test]
-fn oracle_class02_plugin_below_the_program_directory() {
+fn oracle_plugin_below_the_program_directory() {
     expect_channel_subset("c02-plugin-beside", 'L');
 }
 
 /// The plugin is below the test's working directory and nothing names it.
 /// (Before the rule: `exit 0 omits tests whose result changed: ["M"]`.)
 #[test]
-fn oracle_class02_plugin_below_the_working_directory() {
+fn oracle_plugin_below_the_working_directory() {
     expect_channel_subset("c02-plugin-in-wd", 'M');
 }
 
 /// The rule is the directory's, not the suite's: a test whose program and
 /// working directory hold no plugin is still left out.
 #[test]
-fn oracle_class02_plugin_below_one_program_directory_only() {
+fn oracle_plugin_below_one_program_directory_only() {
     expect_channels(
         "c02-plugin-beside-other",
         "LN",
@@ -1683,7 +1683,7 @@ fn oracle_class02_plugin_below_one_program_directory_only() {
 /// plugin beside itself: what it may load includes that plugin. (Before:
 /// `exit 0 omits tests whose result changed: ["Q"]`.)
 #[test]
-fn oracle_class02_plugin_below_the_directory_of_a_program_named_in_bytes() {
+fn oracle_plugin_below_the_directory_of_a_program_named_in_bytes() {
     expect_channels(
         "c02-plugin-beside-run",
         "Q",
@@ -1699,7 +1699,7 @@ fn oracle_class02_plugin_below_the_directory_of_a_program_named_in_bytes() {
 /// directory without plugins stays out. (Without the climbing paths of
 /// SAFETY-CONTRACT §4.6: `exit 0 omits tests whose result changed: ["T"]`.)
 #[test]
-fn oracle_class02_plugin_below_a_directory_the_program_climbs_to() {
+fn oracle_plugin_below_a_directory_the_program_climbs_to() {
     expect_channels(
         "c02-climb",
         "TU",
@@ -1716,7 +1716,7 @@ fn oracle_class02_plugin_below_a_directory_the_program_climbs_to() {
 /// program's directory. (Joined only to the library's own directory:
 /// `exit 0 omits tests whose result changed: ["V"]`.)
 #[test]
-fn oracle_class02_plugin_below_a_directory_a_linked_library_climbs_to() {
+fn oracle_plugin_below_a_directory_a_linked_library_climbs_to() {
     expect_channels(
         "c02-climb-lib",
         "V",
@@ -1732,7 +1732,7 @@ fn oracle_class02_plugin_below_a_directory_a_linked_library_climbs_to() {
 /// A linked SHARED library that loads the plugins beside itself. (Without
 /// a library's own directory: `exit 0 omits tests whose result changed: ["W"]`.)
 #[test]
-fn oracle_class02_plugin_below_the_directory_of_a_linked_library() {
+fn oracle_plugin_below_the_directory_of_a_linked_library() {
     expect_channels(
         "c02-beside-lib",
         "W",
@@ -1749,7 +1749,7 @@ fn oracle_class02_plugin_below_the_directory_of_a_linked_library() {
 /// climbing path in their bytes) may load any plugin. (Without unbounded
 /// climbs: `exit 0 omits tests whose result changed: ["X", "Y", "Z"]`.)
 #[test]
-fn oracle_class02_plugin_reached_by_an_unbounded_climb() {
+fn oracle_plugin_reached_by_an_unbounded_climb() {
     expect_channels(
         "c02-parent",
         "XYZ",
@@ -1766,7 +1766,7 @@ fn oracle_class02_plugin_reached_by_an_unbounded_climb() {
 /// A relative climbing path opened from the test's working directory. (Joined
 /// only to the program's directory: `exit 0 omits tests whose result changed: ["a"]`.)
 #[test]
-fn oracle_class02_plugin_below_a_directory_the_program_climbs_to_from_the_working_directory() {
+fn oracle_plugin_below_a_directory_the_program_climbs_to_from_the_working_directory() {
     expect_channels(
         "c02-climb-wd",
         "a",
@@ -1783,7 +1783,7 @@ fn oracle_class02_plugin_below_a_directory_the_program_climbs_to_from_the_workin
 /// (Without reading the files a test names: `exit 0 omits tests whose result
 /// changed: ["b"]`.)
 #[test]
-fn oracle_class02_plugin_path_read_from_a_generated_file_the_test_names() {
+fn oracle_plugin_path_read_from_a_generated_file_the_test_names() {
     expect_channels(
         "c02-listfile",
         "b",
@@ -1797,7 +1797,7 @@ fn oracle_class02_plugin_path_read_from_a_generated_file_the_test_names() {
 }
 
 #[test]
-fn oracle_class02_shared_plugin_below_the_program_directory() {
+fn oracle_shared_plugin_below_the_program_directory() {
     expect_channels(
         "c02-shared-plugin-beside",
         "R",
@@ -1809,21 +1809,21 @@ fn oracle_class02_shared_plugin_below_the_program_directory() {
 /// A SHARED library that a program links is not taken for a plugin: the
 /// test whose program sits above it is still left out.
 #[test]
-fn oracle_class02_linked_shared_library_below_the_program_directory_is_no_plugin() {
+fn oracle_linked_shared_library_below_the_program_directory_is_no_plugin() {
     expect_channels("c02-linked-shared-beside", "S", &["A"], &[]);
 }
 
 /// A working directory outside the build tree does not reach into the build
 /// tree below it: a test run above both trees is still left out.
 #[test]
-fn oracle_class02_working_directory_above_the_build_tree_reaches_no_plugin_in_it() {
+fn oracle_working_directory_above_the_build_tree_reaches_no_plugin_in_it() {
     expect_channels("c02-wd-above-build", "O", &["A"], &[]);
 }
 
 /// A POST_BUILD symlink to the artifact in the named directory is the
 /// artifact: the exact subset.
 #[test]
-fn oracle_class02_plugin_linked_post_build_into_a_named_directory() {
+fn oracle_plugin_linked_post_build_into_a_named_directory() {
     expect_channels(
         "c02-plugin-linked",
         "I",
@@ -1833,19 +1833,19 @@ fn oracle_class02_plugin_linked_post_build_into_a_named_directory() {
 }
 
 #[test]
-fn oracle_class02_plugin_via_static_library_definition() {
+fn oracle_plugin_via_static_library_definition() {
     expect_channel_subset("c02-libdef", 'E');
 }
 
 #[test]
-fn oracle_class02_plugin_via_compile_options() {
+fn oracle_plugin_via_compile_options() {
     expect_channel_subset("c02-copts", 'F');
 }
 
 /// Every channel at once, each exe with `add_dependencies(<exe> plug)`: the
 /// graph edge already reaches them all (a guard that the fix keeps a subset).
 #[test]
-fn oracle_class02_all_channels_with_add_dependencies() {
+fn oracle_all_channels_with_add_dependencies() {
     let chans: Vec<Channel> = "BCDEF".chars().map(|c| channel(c, true)).collect();
     let o = plugin_scenario("c02-all-deps", &chans).run();
     o.assert_oracle();
@@ -1853,7 +1853,7 @@ fn oracle_class02_all_channels_with_add_dependencies() {
 }
 
 #[test]
-fn oracle_class02_untested_executables_linking_a_tested_library() {
+fn oracle_untested_executables_linking_a_tested_library() {
     let o = Scenario::new("c02-untested-exes")
         .file(
             "CMakeLists.txt",
@@ -1887,7 +1887,7 @@ fn oracle_class02_untested_executables_linking_a_tested_library() {
 // ======================================================= class 3: named path
 
 #[test]
-fn oracle_class03_header_named_verbatim_as_test_argument() {
+fn oracle_header_named_verbatim_as_test_argument() {
     let cmake = format!(
         "{PROLOGUE}add_executable(api_compile api_compile.cpp)\n\
          target_include_directories(api_compile PRIVATE ${{CMAKE_SOURCE_DIR}}/include)\n\
@@ -1944,7 +1944,7 @@ fn copies_scenario(name: &str, copy_cmake: &str, copy_name: &str) -> Scenario {
 }
 
 #[test]
-fn oracle_class04_file_copy_of_include_dir() {
+fn oracle_file_copy_of_include_dir() {
     let o = copies_scenario(
         "c04-file-copy",
         "file(COPY include/ DESTINATION ${CMAKE_BINARY_DIR}/sdk/include)\n",
@@ -1956,7 +1956,7 @@ fn oracle_class04_file_copy_of_include_dir() {
 }
 
 #[test]
-fn oracle_class04_configure_file_copyonly() {
+fn oracle_configure_file_copyonly() {
     let o = copies_scenario(
         "c04-configure-copyonly",
         "configure_file(include/api.h ${CMAKE_BINARY_DIR}/sdk/include/api.h COPYONLY)\n",
@@ -1968,7 +1968,7 @@ fn oracle_class04_configure_file_copyonly() {
 }
 
 #[test]
-fn oracle_class04_file_copy_file_renamed() {
+fn oracle_file_copy_file_renamed() {
     let o = copies_scenario(
         "c04-copy-file-renamed",
         "file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/sdk/include)\n\
@@ -1981,7 +1981,7 @@ fn oracle_class04_file_copy_file_renamed() {
 }
 
 #[test]
-fn oracle_class04_configured_header_does_not_cost_the_subset() {
+fn oracle_configured_header_does_not_cost_the_subset() {
     let cmake = format!(
         "{PROLOGUE}set(CFG_VALUE 1)\n\
          configure_file(config.h.in ${{CMAKE_BINARY_DIR}}/config.h)\n\
@@ -2016,7 +2016,7 @@ fn oracle_class04_configured_header_does_not_cost_the_subset() {
 // ============================================================ class 5: -l links
 
 #[test]
-fn oracle_class05_library_linked_by_dash_l_without_a_codemodel_edge() {
+fn oracle_library_linked_by_dash_l_without_a_codemodel_edge() {
     // No add_dependencies(app foo) and no target name on app's link line: the
     // codemodel has no app -> foo edge. foo is built first so app links.
     let cmake = format!(
@@ -2049,7 +2049,7 @@ const TWIN_A: &str = "#pragma once\n#ifndef TWIN_A\n#define TWIN_A 1\n#endif\n";
 const TWIN_B_BASE: &str = "#pragma once\n#define TWIN_B 1\n";
 
 #[test]
-fn oracle_class06_pragma_once_twin_synced_from_the_other_copy() {
+fn oracle_pragma_once_twin_synced_from_the_other_copy() {
     let cmake = format!(
         "{PROLOGUE}add_executable(both both.cpp)\n\
          target_include_directories(both PRIVATE ${{CMAKE_SOURCE_DIR}})\n\
@@ -2184,21 +2184,21 @@ fn outside_alias_scenario(name: &str, with_direct_user: bool) -> Scenario {
 }
 
 #[test]
-fn oracle_class07_include_dir_alias_outside_the_roots() {
+fn oracle_include_dir_alias_outside_the_roots() {
     let o = outside_alias_scenario("c07-outside-alias", false).run();
     o.assert_oracle();
     o.expect_subset(&["t.test"]);
 }
 
 #[test]
-fn oracle_class07_include_dir_alias_outside_the_roots_with_a_direct_user() {
+fn oracle_include_dir_alias_outside_the_roots_with_a_direct_user() {
     let o = outside_alias_scenario("c07-outside-alias-direct", true).run();
     o.assert_oracle();
     o.expect_subset(&["t.test", "direct.test"]);
 }
 
 #[test]
-fn oracle_class07_aliased_header_newer_than_the_evidence_is_stale() {
+fn oracle_aliased_header_newer_than_the_evidence_is_stale() {
     // Only the outside spelling reaches api.h: touched after the build, it is
     // newer than t's evidence, which only the joined inside spelling shows.
     let o = outside_alias_scenario("c07-outside-alias-stale", false)
@@ -2233,7 +2233,7 @@ fn table_scenario(name: &str, extra_cmake: &str) -> Scenario {
 }
 
 #[test]
-fn oracle_class08_test_reads_a_file_a_custom_command_generated() {
+fn oracle_test_reads_a_file_a_custom_command_generated() {
     let o = table_scenario("c08-table", "").run();
     o.assert_oracle();
     let mut want = vec!["table.check"];
@@ -2244,7 +2244,7 @@ fn oracle_class08_test_reads_a_file_a_custom_command_generated() {
 }
 
 #[test]
-fn oracle_class08_test_reads_nm_output_of_a_static_library() {
+fn oracle_test_reads_nm_output_of_a_static_library() {
     let cmake = format!(
         "{PROLOGUE}add_library(core STATIC core.cpp)\n\
          add_executable(core_test core_test.cpp)\n\
@@ -2278,7 +2278,7 @@ fn oracle_class08_test_reads_nm_output_of_a_static_library() {
 }
 
 #[test]
-fn oracle_class08_generated_file_with_opaque_select_policy_and_wrapper() {
+fn oracle_generated_file_with_opaque_select_policy_and_wrapper() {
     let o = table_scenario(
         "c08-table-policy",
         "add_test(NAME wrap COMMAND ${CMAKE_COMMAND} -E env X=1 $<TARGET_FILE:gen> ${CMAKE_BINARY_DIR}/wrap.txt)\n",
@@ -2328,21 +2328,21 @@ int main(int argc, char** argv) {
 }
 
 #[test]
-fn oracle_class09_runtime_output_directory_in_the_source_tree() {
+fn oracle_runtime_output_directory_in_the_source_tree() {
     let o = bin_in_source_scenario("c09-bin-in-source", false).run();
     o.assert_oracle();
     o.expect_subset(&["tool.via"]);
 }
 
 #[test]
-fn oracle_class09_runtime_output_directory_in_the_source_tree_with_a_direct_test() {
+fn oracle_runtime_output_directory_in_the_source_tree_with_a_direct_test() {
     let o = bin_in_source_scenario("c09-bin-in-source-direct", true).run();
     o.assert_oracle();
     o.expect_subset(&["tool.via", "tool.direct"]);
 }
 
 #[test]
-fn oracle_class09_plugin_named_with_a_double_slash() {
+fn oracle_plugin_named_with_a_double_slash() {
     let cmake = format!(
         "{PROLOGUE}add_library(p MODULE p.cpp)\n\
          set_target_properties(p PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${{CMAKE_BINARY_DIR}}/plugins)\n\
@@ -2401,7 +2401,7 @@ fn ignored_header_scenario(name: &str) -> Scenario {
 }
 
 #[test]
-fn oracle_class10_ignored_header_changed_in_the_working_tree() {
+fn oracle_ignored_header_changed_in_the_working_tree() {
     let o = ignored_header_scenario("c10-worktree")
         .arg("--no-ci")
         .arg("--base")
@@ -2412,7 +2412,7 @@ fn oracle_class10_ignored_header_changed_in_the_working_tree() {
 }
 
 #[test]
-fn oracle_class10_ignored_header_with_base_and_head_commits() {
+fn oracle_ignored_header_with_base_and_head_commits() {
     let o = ignored_header_scenario("c10-commits")
         .after_edits(|ctx| {
             git(ctx, &["commit", "-q", "-am", "head"]);
@@ -2441,7 +2441,7 @@ fn tiny_scenario(name: &str) -> Scenario {
 }
 
 #[test]
-fn oracle_class11_multi_config_catalogue_without_dash_c() {
+fn oracle_multi_config_catalogue_without_dash_c() {
     let o = tiny_scenario("c11-multi-config")
         .generator(Generator::NinjaMultiConfig)
         .after_head_build(|ctx| {
@@ -2460,7 +2460,7 @@ fn oracle_class11_multi_config_catalogue_without_dash_c() {
 }
 
 #[test]
-fn oracle_class11_catalogue_written_outside_the_build_dir() {
+fn oracle_catalogue_written_outside_the_build_dir() {
     let o = tiny_scenario("c11-empty-dir")
         .after_head_build(|ctx| {
             let empty = ctx.root.join("empty");
@@ -2478,7 +2478,7 @@ fn oracle_class11_catalogue_written_outside_the_build_dir() {
 }
 
 #[test]
-fn oracle_class11_catalogue_from_another_build_dir() {
+fn oracle_catalogue_from_another_build_dir() {
     let o = tiny_scenario("c11-other-build")
         .after_head_build(|ctx| {
             let b2 = ctx.root.join("build2");
@@ -2526,7 +2526,7 @@ fn pch_scenario(name: &str, extra_cmake: &str) -> Scenario {
 }
 
 #[test]
-fn oracle_class12_precompiled_header_is_the_only_evidence_of_its_headers() {
+fn oracle_precompiled_header_is_the_only_evidence_of_its_headers() {
     let o = pch_scenario("c12-pch", "").run();
     o.assert_oracle();
     o.expect_exact_subset(&["t1"]);
@@ -2544,7 +2544,7 @@ fn oracle_class12_precompiled_header_is_the_only_evidence_of_its_headers() {
 }
 
 #[test]
-fn oracle_class12_precompiled_header_reused_by_a_target_that_does_not_link_it() {
+fn oracle_precompiled_header_reused_by_a_target_that_does_not_link_it() {
     // t2 compiles with core's precompiled header (REUSE_FROM) but links nothing.
     let o = pch_scenario(
         "c12-pch-reuse",
@@ -2563,7 +2563,7 @@ fn oracle_class12_precompiled_header_reused_by_a_target_that_does_not_link_it() 
 /// `core` is a unity build: CMake compiles `CMakeFiles/core.dir/Unity/unity_0_cxx.cxx`,
 /// which `#include`s `a.cpp` and `b.cpp` by absolute path.
 #[test]
-fn oracle_class13_unity_build_source_change() {
+fn oracle_unity_build_source_change() {
     let cmake = format!(
         "{PROLOGUE}add_library(core STATIC a.cpp b.cpp)\n\
          set_target_properties(core PROPERTIES UNITY_BUILD ON)\n\
@@ -2690,12 +2690,12 @@ fn kept_build_dir(generator: Generator) {
 }
 
 #[test]
-fn oracle_class14_renamed_source_in_a_kept_build_dir_makefiles() {
+fn oracle_renamed_source_in_a_kept_build_dir_makefiles() {
     kept_build_dir(Generator::Makefiles);
 }
 
 #[test]
-fn oracle_class14_renamed_source_in_a_kept_build_dir_ninja() {
+fn oracle_renamed_source_in_a_kept_build_dir_ninja() {
     kept_build_dir(Generator::Ninja);
 }
 
@@ -2737,7 +2737,7 @@ fn system_dir_scenario(name: &str, depfile_flags: &str) -> Scenario {
 /// through a SYSTEM directory) but not out of `other.cpp`'s: the change
 /// looks like it reaches `other` only, while it flips `t1`.
 #[test]
-fn oracle_class15_mmd_depfiles_and_a_system_include_dir_in_the_tree() {
+fn oracle_mmd_depfiles_and_a_system_include_dir_in_the_tree() {
     let o = system_dir_scenario(
         "c15-mmd",
         "set(CMAKE_DEPFILE_FLAGS_CXX \"-MMD -MT <DEP_TARGET> -MF <DEP_FILE>\")",
@@ -2754,7 +2754,7 @@ fn oracle_class15_mmd_depfiles_and_a_system_include_dir_in_the_tree() {
 
 /// With CMake's default `-MD` the same tree gives the exact subset.
 #[test]
-fn oracle_class15_md_depfiles_and_a_system_include_dir_in_the_tree() {
+fn oracle_md_depfiles_and_a_system_include_dir_in_the_tree() {
     let o = system_dir_scenario("c15-md", "").run();
     o.assert_oracle();
     o.expect_exact_subset(&["other", "t1"]);
@@ -2765,7 +2765,7 @@ fn oracle_class15_md_depfiles_and_a_system_include_dir_in_the_tree() {
 /// none; another unit of the same language in its directory does, which
 /// shows the directory's depfile flags are `-MD`: still the exact subset.
 #[test]
-fn oracle_class15_md_unit_without_system_headers_beside_one_with_them() {
+fn oracle_md_unit_without_system_headers_beside_one_with_them() {
     let o = system_dir_scenario("c15-md-freestanding", "")
         .file(
             "CMakeLists.txt",
@@ -2830,7 +2830,7 @@ fn asm_scenario(name: &str, generator: Generator) -> Scenario {
 
 /// On Ninja the assembly unit's deps record is its evidence: the exact subset.
 #[test]
-fn oracle_class16_assembly_unit_on_ninja_is_ordinary_evidence() {
+fn oracle_assembly_unit_on_ninja_is_ordinary_evidence() {
     let o = asm_scenario("c16-asm-ninja", Generator::Ninja).run();
     o.assert_oracle();
     o.expect_exact_subset(&["t1"]);
@@ -2844,7 +2844,7 @@ fn oracle_class16_assembly_unit_on_ninja_is_ordinary_evidence() {
 /// The Makefiles generators write no depfile for assembly: the tests that
 /// depend on it cannot be decided.
 #[test]
-fn oracle_class16_assembly_unit_on_makefiles_has_no_evidence() {
+fn oracle_assembly_unit_on_makefiles_has_no_evidence() {
     let o = asm_scenario("c16-asm-make", Generator::Makefiles).run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "UNSUPPORTED_LANGUAGE");
@@ -2855,7 +2855,7 @@ fn oracle_class16_assembly_unit_on_makefiles_has_no_evidence() {
 /// the evidence shows `b`'s target reading it, not `a`'s, while the change
 /// flips the tests of both. The assembler's directive makes `a` opaque.
 #[test]
-fn oracle_class16_assembler_include_is_not_in_any_depfile() {
+fn oracle_assembler_include_is_not_in_any_depfile() {
     let cmake = format!(
         "{PROLOGUE}enable_language(C ASM)\n\
          add_library(a STATIC a.S)\n\
@@ -2933,7 +2933,7 @@ fn wrapper_scenario(name: &str) -> Scenario {
 }
 
 #[test]
-fn oracle_class17_cmake_e_wrapper_falls_back_and_names_the_wrapped_target() {
+fn oracle_cmake_e_wrapper_falls_back_and_names_the_wrapped_target() {
     let o = wrapper_scenario("c17-env-default").run();
     o.assert_oracle();
     o.expect_fallback_naming(3, "TEST_COMMAND_UNMAPPED");
@@ -2949,7 +2949,7 @@ fn oracle_class17_cmake_e_wrapper_falls_back_and_names_the_wrapped_target() {
 /// A `[[script]]` rule for each wrapped test, listing the target it runs,
 /// gives the exact subset.
 #[test]
-fn oracle_class17_cmake_e_wrapper_declared_with_a_script_rule() {
+fn oracle_cmake_e_wrapper_declared_with_a_script_rule() {
     let o = wrapper_scenario("c17-env-script")
         .policy(
             "[[script]]\ntests = [\"t1\"]\ntargets = [\"t1\"]\nwhy = \"cmake -E env runs t1\"\n\n\
@@ -2968,7 +2968,7 @@ fn oracle_class17_cmake_e_wrapper_declared_with_a_script_rule() {
 /// `reader`; looking the argument up against the test's own working
 /// directory alone omits it.
 #[test]
-fn oracle_class17_cmake_e_chdir_resolves_arguments_in_its_directory() {
+fn oracle_cmake_e_chdir_resolves_arguments_in_its_directory() {
     let cmake = format!(
         "{PROLOGUE}add_library(lib STATIC lib.cpp)\n\
          target_include_directories(lib PUBLIC inc)\n\
@@ -3104,7 +3104,7 @@ fn automoc_core_h(n: usize) -> String {
 /// A property more in a `Q_OBJECT` header changes the moc output compiled
 /// into `core`: the AUTOMOC unit is ordinary evidence, and the subset exact.
 #[test]
-fn oracle_class18_automoc_header_change_is_ordinary_evidence() {
+fn oracle_automoc_header_change_is_ordinary_evidence() {
     let o = automoc_scenario("c18-automoc-header")
         .edit("core.h", &automoc_core_h(2))
         .run();
@@ -3115,7 +3115,7 @@ fn oracle_class18_automoc_header_change_is_ordinary_evidence() {
 /// A change that touches no Qt code keeps the subset in a project where
 /// every target is AUTOMOC'd.
 #[test]
-fn oracle_class18_automoc_everywhere_keeps_the_subset_of_a_plain_change() {
+fn oracle_automoc_everywhere_keeps_the_subset_of_a_plain_change() {
     let o = automoc_scenario("c18-automoc-plain")
         .edit(
             "plain.cpp",
@@ -3132,7 +3132,7 @@ fn oracle_class18_automoc_everywhere_keeps_the_subset_of_a_plain_change() {
 /// HEAD no moc output does: the dependency evidence shows only `plain.cpp`
 /// reading it. The scan list in autogen's info selects `t_core`.
 #[test]
-fn oracle_class18_scanned_header_losing_q_object_selects_its_target() {
+fn oracle_scanned_header_losing_q_object_selects_its_target() {
     let o = automoc_scenario("c18-automoc-scanned")
         .edit(
             "extra.h",
@@ -3169,7 +3169,7 @@ fn automoc_plugin_scenario(name: &str) -> Scenario {
 /// a change to it selects the target that compiles the output, and nothing
 /// else.
 #[test]
-fn oracle_class18_plugin_metadata_file_is_listed_by_the_moc_depfile() {
+fn oracle_plugin_metadata_file_is_listed_by_the_moc_depfile() {
     let o = automoc_plugin_scenario("c18-automoc-plugin-json").run();
     o.assert_oracle();
     o.expect_exact_subset(&["t_core"]);
@@ -3238,7 +3238,7 @@ fn qt_plugin_scenario(name: &str) -> Scenario {
 /// names: the test is reached through that directory, and only it. (Before
 /// the rule: `exit 0 omits tests whose result changed: ["t_app"]`.)
 #[test]
-fn oracle_class02_qt_plugin_found_through_the_application_directory() {
+fn oracle_qt_plugin_found_through_the_application_directory() {
     let o = qt_plugin_scenario("c02-qt-plugin-app-dir").run();
     o.assert_oracle();
     o.expect_exact_subset(&["t_app"]);
@@ -3251,7 +3251,7 @@ fn oracle_class02_qt_plugin_found_through_the_application_directory() {
 /// A file moc read that is newer than moc's dependency file: moc has not run
 /// since it changed.
 #[test]
-fn oracle_class18_file_newer_than_the_moc_depfile_is_stale() {
+fn oracle_file_newer_than_the_moc_depfile_is_stale() {
     let o = automoc_plugin_scenario("c18-automoc-plugin-stale")
         .touched_after_head_build("meta.json")
         .run();
@@ -3310,7 +3310,7 @@ fn autouic_scenario_with(name: &str, automoc: &str) -> Scenario {
 /// A widget more in the form changes the uic header `gui.cpp` includes: the
 /// form is joined to that unit, and the subset is exact.
 #[test]
-fn oracle_class18_autouic_form_change_selects_the_unit_that_includes_its_header() {
+fn oracle_autouic_form_change_selects_the_unit_that_includes_its_header() {
     expect_form_change_selects_t_gui(autouic_scenario("c18-autouic-form"));
 }
 
@@ -3343,7 +3343,7 @@ fn expect_touched_form_is_stale(s: Scenario) {
 /// still writes the uic header `gui.cpp` includes. The form is joined to
 /// that unit as with AUTOMOC (it used to be an unknown path: the full suite).
 #[test]
-fn oracle_class18_autouic_without_automoc_form_change_selects_its_includer() {
+fn oracle_autouic_without_automoc_form_change_selects_its_includer() {
     expect_form_change_selects_t_gui(
         autouic_scenario_with("c18-autouic-only", "").after_head_build(|ctx| {
             let units = std::fs::read_dir(ctx.build.join("gui_autogen"))
@@ -3361,7 +3361,7 @@ fn oracle_class18_autouic_without_automoc_form_change_selects_its_includer() {
 
 /// The same form touched after the build: uic has not run since.
 #[test]
-fn oracle_class18_autouic_without_automoc_form_newer_than_its_header_is_stale() {
+fn oracle_autouic_without_automoc_form_newer_than_its_header_is_stale() {
     expect_touched_form_is_stale(autouic_scenario_with("c18-autouic-only-stale", ""));
 }
 
@@ -3396,7 +3396,7 @@ fn autouic_other_target_scenario(name: &str) -> Scenario {
 /// The form reaches `t_app`'s unit too, not only the units of the target
 /// whose autogen wrote the header.
 #[test]
-fn oracle_class18_autouic_header_included_by_another_target() {
+fn oracle_autouic_header_included_by_another_target() {
     let o = autouic_other_target_scenario("c18-autouic-other-target")
         .edit("forms/form.ui", &designer_form(&["label", "label2"]))
         .run();
@@ -3408,7 +3408,7 @@ fn oracle_class18_autouic_header_included_by_another_target() {
 /// the target of every unit that includes it is opaque, not only `gui`:
 /// with `opaque = "select"`, `t_app` is forced in beside `t_gui`.
 #[test]
-fn oracle_class18_unexplained_autogen_header_makes_its_includer_opaque() {
+fn oracle_unexplained_autogen_header_makes_its_includer_opaque() {
     let o = autouic_other_target_scenario("c18-autouic-unexplained")
         .policy("opaque = \"select\"\n")
         .edit("t_other.cpp", &main_checking("", "1 + 1 == 3"))
@@ -3426,7 +3426,7 @@ fn oracle_class18_unexplained_autogen_header_makes_its_includer_opaque() {
 
 /// A form newer than the header uic made from it: uic has not run since.
 #[test]
-fn oracle_class18_autouic_form_newer_than_its_header_is_stale() {
+fn oracle_autouic_form_newer_than_its_header_is_stale() {
     expect_touched_form_is_stale(autouic_scenario("c18-autouic-stale"));
 }
 
@@ -3473,7 +3473,7 @@ fn autorcc_scenario(name: &str) -> Scenario {
 /// A resource changes the unit rcc writes: it is joined to that unit from
 /// the AUTORCC info and the `.qrc`, and the subset is exact.
 #[test]
-fn oracle_class18_autorcc_resource_change_selects_the_target_that_embeds_it() {
+fn oracle_autorcc_resource_change_selects_the_target_that_embeds_it() {
     let o = autorcc_scenario("c18-autorcc-resource")
         .edit("data/v.txt", "v2\n")
         .run();
@@ -3484,7 +3484,7 @@ fn oracle_class18_autorcc_resource_change_selects_the_target_that_embeds_it() {
 
 /// A resource newer than the unit rcc wrote: rcc has not run since.
 #[test]
-fn oracle_class18_autorcc_resource_newer_than_its_unit_is_stale() {
+fn oracle_autorcc_resource_newer_than_its_unit_is_stale() {
     let o = autorcc_scenario("c18-autorcc-stale")
         .edit("t_other.cpp", &main_checking("", "1 + 1 == 3"))
         .touched_after_head_build("data/v.txt")
@@ -3497,7 +3497,7 @@ fn oracle_class18_autorcc_resource_newer_than_its_unit_is_stale() {
 /// A scanned file newer than autogen's parse cache has not been scanned
 /// since it changed: the evidence is stale.
 #[test]
-fn oracle_class18_scanned_file_newer_than_the_parse_cache_is_stale() {
+fn oracle_scanned_file_newer_than_the_parse_cache_is_stale() {
     let o = automoc_scenario("c18-automoc-stale")
         .edit("core.h", &automoc_core_h(2))
         .touched_after_head_build("lonely.h")
@@ -3510,7 +3510,7 @@ fn oracle_class18_scanned_file_newer_than_the_parse_cache_is_stale() {
 /// A moc output without its dependency file (Qt before 5.15 writes none)
 /// does not say what moc read: its target stays opaque.
 #[test]
-fn oracle_class18_moc_output_without_a_dependency_file_is_opaque() {
+fn oracle_moc_output_without_a_dependency_file_is_opaque() {
     let o = automoc_scenario("c18-automoc-no-depfile")
         .edit("core.h", &automoc_core_h(2))
         .after_head_build(|ctx| {
@@ -4242,7 +4242,7 @@ fn compare_a_test_time_cmake_script_is_no_cmake_edit() {
 /// channel names `conv`, so only its bytes can say the runner may run it.
 /// The byte scan reads UTF-16LE text too.
 #[test]
-fn oracle_class29_program_named_in_utf16_bytes() {
+fn oracle_program_named_in_utf16_bytes() {
     let cmake = format!(
         "{PROLOGUE}add_executable(conv conv.cpp)\n\
          add_executable(runner runner.cpp)\n\
@@ -4293,7 +4293,7 @@ fn oracle_class29_program_named_in_utf16_bytes() {
 /// `tool`, only the script does. The script is read as a text of the test,
 /// so a change to `tool` selects it.
 #[test]
-fn oracle_class29_script_a_test_runs_names_what_it_starts() {
+fn oracle_script_a_test_runs_names_what_it_starts() {
     let cmake = format!(
         "{PROLOGUE}add_executable(tool tool.cpp)\n\
          add_executable(runner runner.cpp)\n\
@@ -4334,7 +4334,7 @@ fn oracle_class29_script_a_test_runs_names_what_it_starts() {
 /// and the codemodel shows no `DEPENDS` on the header: a change to it must
 /// select the test that reads the command's output, not only the unit's.
 #[test]
-fn oracle_class29_custom_command_depfile_reads_a_header_a_unit_includes() {
+fn oracle_custom_command_depfile_reads_a_header_a_unit_includes() {
     let cmake = format!(
         "{PROLOGUE}add_custom_command(OUTPUT ${{CMAKE_BINARY_DIR}}/pre.txt\n\
          \x20 COMMAND ${{CMAKE_CXX_COMPILER}} -x c -E -P -MD -MT ${{CMAKE_BINARY_DIR}}/pre.txt -MF ${{CMAKE_BINARY_DIR}}/pre.d -I${{CMAKE_SOURCE_DIR}}/inc ${{CMAKE_SOURCE_DIR}}/tpl.in -o ${{CMAKE_BINARY_DIR}}/pre.txt\n\
@@ -4373,7 +4373,7 @@ fn oracle_class29_custom_command_depfile_reads_a_header_a_unit_includes() {
 /// when its content changes, as generators do, so that the includer, built
 /// after it, is not older than it.)
 #[test]
-fn oracle_class29_byproduct_header_of_a_custom_target_depends_on_its_program() {
+fn oracle_byproduct_header_of_a_custom_target_depends_on_its_program() {
     let cmake = format!(
         "{PROLOGUE}add_executable(genh genh.cpp)\n\
          add_custom_target(mkhdr ALL COMMAND genh ${{CMAKE_BINARY_DIR}}/gen/g.h BYPRODUCTS ${{CMAKE_BINARY_DIR}}/gen/g.h)\n\
@@ -4493,7 +4493,7 @@ fn configure_reads_scenario(name: &str) -> Scenario {
 }
 
 #[test]
-fn oracle_class29_configure_reads_a_header_with_file_strings() {
+fn oracle_configure_reads_a_header_with_file_strings() {
     let o = configure_reads_scenario("c29-configure-reads")
         .edit("include/x/version.h", "#define X_VERSION 2\n")
         .run();
@@ -4526,7 +4526,7 @@ fn compare_a_header_configure_reads_selects_the_configured_headers_readers() {
 /// name it. (A fresh HEAD build: an incremental one does not rebuild what
 /// no depfile lists.)
 #[test]
-fn oracle_class29_incbin_through_the_assembler_search_path() {
+fn oracle_incbin_through_the_assembler_search_path() {
     let cmake = format!(
         "{PROLOGUE}add_executable(emb emb.cpp)\n\
          target_compile_options(emb PRIVATE -Wa,-I${{CMAKE_CURRENT_SOURCE_DIR}}/inc)\n\
@@ -4564,7 +4564,7 @@ fn oracle_class29_incbin_through_the_assembler_search_path() {
 /// a test runs holding a source path whose directory holds the changed path,
 /// and the changed path's file name, name it too.
 #[test]
-fn oracle_class29_data_found_from_the_source_path_under_a_data_rule() {
+fn oracle_data_found_from_the_source_path_under_a_data_rule() {
     let cmake = format!(
         "{PROLOGUE}add_executable(from_file from_file.cpp)\n\
          add_test(NAME t_file COMMAND from_file)\n\
@@ -4604,7 +4604,7 @@ fn oracle_class29_data_found_from_the_source_path_under_a_data_rule() {
 /// same test-time path, so they share data: the writer's change selects the
 /// reader.
 #[test]
-fn oracle_class29_cleanup_test_output_read_by_a_later_test() {
+fn oracle_cleanup_test_output_read_by_a_later_test() {
     let cmake = format!(
         "{PROLOGUE}add_executable(writer writer.cpp)\n\
          add_executable(noop noop.cpp)\n\
@@ -5414,7 +5414,7 @@ fn init_policy_unedited_keeps_the_oracle_over_a_few_commits() {
 /// not paths (gtest's parameterised names hold `/`), so `*` crosses `/`. The
 /// test finds its data from `__FILE__` (no channel names the data).
 #[test]
-fn oracle_class29_data_rule_test_pattern_covers_a_name_with_a_slash() {
+fn oracle_data_rule_test_pattern_covers_a_name_with_a_slash() {
     let cmake = format!(
         "{PROLOGUE}add_executable(parser_unicode parser_unicode.cpp)\n\
          add_test(NAME parser/unicode COMMAND parser_unicode)\n{BYSTANDER}"
@@ -5448,7 +5448,7 @@ fn oracle_class29_data_rule_test_pattern_covers_a_name_with_a_slash() {
 /// directory that configure wrote are possible copies too, not only a named
 /// copied file.
 #[test]
-fn oracle_class29_data_rule_and_a_test_naming_a_copied_directory() {
+fn oracle_data_rule_and_a_test_naming_a_copied_directory() {
     let cmake = format!(
         "{PROLOGUE}file(COPY data DESTINATION ${{CMAKE_BINARY_DIR}}/testdata)\n\
          add_executable(reader reader.cpp)\n\
@@ -5727,14 +5727,14 @@ macro_rules! on_clang {
 }
 
 on_clang!(
-    oracle_class06_pragma_once_twin_synced_from_the_other_copy,
-    oracle_class12_precompiled_header_is_the_only_evidence_of_its_headers,
-    oracle_class12_precompiled_header_reused_by_a_target_that_does_not_link_it,
-    oracle_class13_unity_build_source_change,
-    oracle_class15_mmd_depfiles_and_a_system_include_dir_in_the_tree,
-    oracle_class15_md_depfiles_and_a_system_include_dir_in_the_tree,
-    oracle_class15_md_unit_without_system_headers_beside_one_with_them,
-    oracle_class16_assembly_unit_on_ninja_is_ordinary_evidence,
+    oracle_pragma_once_twin_synced_from_the_other_copy,
+    oracle_precompiled_header_is_the_only_evidence_of_its_headers,
+    oracle_precompiled_header_reused_by_a_target_that_does_not_link_it,
+    oracle_unity_build_source_change,
+    oracle_mmd_depfiles_and_a_system_include_dir_in_the_tree,
+    oracle_md_depfiles_and_a_system_include_dir_in_the_tree,
+    oracle_md_unit_without_system_headers_beside_one_with_them,
+    oracle_assembly_unit_on_ninja_is_ordinary_evidence,
     precision_versioned_shared_library_gives_chains_and_a_subset,
 );
 
@@ -5758,79 +5758,79 @@ macro_rules! on_ninja {
 }
 
 on_ninja!(
-    oracle_class01_fixture_setup_feeds_consumer,
-    oracle_class01_depends_producer_feeds_consumer,
-    oracle_class02_plugin_via_environment_modification,
-    oracle_class02_plugin_via_generated_header,
-    oracle_class02_plugin_via_working_directory,
-    oracle_class02_plugin_in_a_subdirectory_of_a_named_directory,
-    oracle_class02_plugin_copied_post_build_into_a_named_directory,
-    oracle_class02_plugin_copied_post_build_with_opaque_select,
-    oracle_class02_plugin_copied_post_build_after_the_listing,
-    oracle_class02_plugin_in_a_directory_named_through_a_symlink,
-    oracle_class02_plugin_in_a_symlinked_subdirectory_of_a_named_directory,
-    oracle_class02_plugin_linked_post_build_into_a_named_directory,
-    oracle_class02_plugin_below_the_program_directory,
-    oracle_class02_plugin_below_the_working_directory,
-    oracle_class02_plugin_below_one_program_directory_only,
-    oracle_class02_qt_plugin_found_through_the_application_directory,
-    oracle_class02_shared_plugin_below_the_program_directory,
-    oracle_class02_linked_shared_library_below_the_program_directory_is_no_plugin,
-    oracle_class02_plugin_below_the_directory_of_a_program_named_in_bytes,
-    oracle_class02_plugin_below_a_directory_the_program_climbs_to,
-    oracle_class02_plugin_below_a_directory_a_linked_library_climbs_to,
-    oracle_class02_plugin_below_the_directory_of_a_linked_library,
-    oracle_class02_plugin_reached_by_an_unbounded_climb,
-    oracle_class02_plugin_below_a_directory_the_program_climbs_to_from_the_working_directory,
-    oracle_class02_plugin_path_read_from_a_generated_file_the_test_names,
-    oracle_class02_plugin_in_a_named_directory_beside_a_longer_named_sibling,
-    oracle_class02_working_directory_above_the_build_tree_reaches_no_plugin_in_it,
-    oracle_class02_plugin_via_static_library_definition,
-    oracle_class02_plugin_via_compile_options,
-    oracle_class02_all_channels_with_add_dependencies,
-    oracle_class02_untested_executables_linking_a_tested_library,
-    oracle_class03_header_named_verbatim_as_test_argument,
-    oracle_class04_file_copy_of_include_dir,
-    oracle_class04_configure_file_copyonly,
-    oracle_class04_file_copy_file_renamed,
-    oracle_class04_configured_header_does_not_cost_the_subset,
-    oracle_class05_library_linked_by_dash_l_without_a_codemodel_edge,
-    oracle_class06_pragma_once_twin_synced_from_the_other_copy,
-    oracle_class07_include_dir_alias_outside_the_roots,
-    oracle_class07_include_dir_alias_outside_the_roots_with_a_direct_user,
-    oracle_class07_aliased_header_newer_than_the_evidence_is_stale,
-    oracle_class08_test_reads_a_file_a_custom_command_generated,
-    oracle_class08_test_reads_nm_output_of_a_static_library,
-    oracle_class08_generated_file_with_opaque_select_policy_and_wrapper,
-    oracle_class09_runtime_output_directory_in_the_source_tree,
-    oracle_class09_runtime_output_directory_in_the_source_tree_with_a_direct_test,
-    oracle_class09_plugin_named_with_a_double_slash,
-    oracle_class10_ignored_header_changed_in_the_working_tree,
-    oracle_class10_ignored_header_with_base_and_head_commits,
-    oracle_class12_precompiled_header_is_the_only_evidence_of_its_headers,
-    oracle_class12_precompiled_header_reused_by_a_target_that_does_not_link_it,
-    oracle_class13_unity_build_source_change,
-    oracle_class15_mmd_depfiles_and_a_system_include_dir_in_the_tree,
-    oracle_class15_md_depfiles_and_a_system_include_dir_in_the_tree,
-    oracle_class15_md_unit_without_system_headers_beside_one_with_them,
-    oracle_class17_cmake_e_wrapper_falls_back_and_names_the_wrapped_target,
-    oracle_class17_cmake_e_wrapper_declared_with_a_script_rule,
-    oracle_class17_cmake_e_chdir_resolves_arguments_in_its_directory,
-    oracle_class18_automoc_header_change_is_ordinary_evidence,
-    oracle_class18_automoc_everywhere_keeps_the_subset_of_a_plain_change,
-    oracle_class18_scanned_header_losing_q_object_selects_its_target,
-    oracle_class18_plugin_metadata_file_is_listed_by_the_moc_depfile,
-    oracle_class18_autouic_form_change_selects_the_unit_that_includes_its_header,
-    oracle_class18_autouic_header_included_by_another_target,
-    oracle_class18_autouic_without_automoc_form_change_selects_its_includer,
-    oracle_class18_autouic_without_automoc_form_newer_than_its_header_is_stale,
-    oracle_class18_unexplained_autogen_header_makes_its_includer_opaque,
-    oracle_class18_autorcc_resource_change_selects_the_target_that_embeds_it,
-    oracle_class18_autorcc_resource_newer_than_its_unit_is_stale,
-    oracle_class18_autouic_form_newer_than_its_header_is_stale,
-    oracle_class18_file_newer_than_the_moc_depfile_is_stale,
-    oracle_class18_scanned_file_newer_than_the_parse_cache_is_stale,
-    oracle_class18_moc_output_without_a_dependency_file_is_opaque,
+    oracle_fixture_setup_feeds_consumer,
+    oracle_depends_producer_feeds_consumer,
+    oracle_plugin_via_environment_modification,
+    oracle_plugin_via_generated_header,
+    oracle_plugin_via_working_directory,
+    oracle_plugin_in_a_subdirectory_of_a_named_directory,
+    oracle_plugin_copied_post_build_into_a_named_directory,
+    oracle_plugin_copied_post_build_with_opaque_select,
+    oracle_plugin_copied_post_build_after_the_listing,
+    oracle_plugin_in_a_directory_named_through_a_symlink,
+    oracle_plugin_in_a_symlinked_subdirectory_of_a_named_directory,
+    oracle_plugin_linked_post_build_into_a_named_directory,
+    oracle_plugin_below_the_program_directory,
+    oracle_plugin_below_the_working_directory,
+    oracle_plugin_below_one_program_directory_only,
+    oracle_qt_plugin_found_through_the_application_directory,
+    oracle_shared_plugin_below_the_program_directory,
+    oracle_linked_shared_library_below_the_program_directory_is_no_plugin,
+    oracle_plugin_below_the_directory_of_a_program_named_in_bytes,
+    oracle_plugin_below_a_directory_the_program_climbs_to,
+    oracle_plugin_below_a_directory_a_linked_library_climbs_to,
+    oracle_plugin_below_the_directory_of_a_linked_library,
+    oracle_plugin_reached_by_an_unbounded_climb,
+    oracle_plugin_below_a_directory_the_program_climbs_to_from_the_working_directory,
+    oracle_plugin_path_read_from_a_generated_file_the_test_names,
+    oracle_plugin_in_a_named_directory_beside_a_longer_named_sibling,
+    oracle_working_directory_above_the_build_tree_reaches_no_plugin_in_it,
+    oracle_plugin_via_static_library_definition,
+    oracle_plugin_via_compile_options,
+    oracle_all_channels_with_add_dependencies,
+    oracle_untested_executables_linking_a_tested_library,
+    oracle_header_named_verbatim_as_test_argument,
+    oracle_file_copy_of_include_dir,
+    oracle_configure_file_copyonly,
+    oracle_file_copy_file_renamed,
+    oracle_configured_header_does_not_cost_the_subset,
+    oracle_library_linked_by_dash_l_without_a_codemodel_edge,
+    oracle_pragma_once_twin_synced_from_the_other_copy,
+    oracle_include_dir_alias_outside_the_roots,
+    oracle_include_dir_alias_outside_the_roots_with_a_direct_user,
+    oracle_aliased_header_newer_than_the_evidence_is_stale,
+    oracle_test_reads_a_file_a_custom_command_generated,
+    oracle_test_reads_nm_output_of_a_static_library,
+    oracle_generated_file_with_opaque_select_policy_and_wrapper,
+    oracle_runtime_output_directory_in_the_source_tree,
+    oracle_runtime_output_directory_in_the_source_tree_with_a_direct_test,
+    oracle_plugin_named_with_a_double_slash,
+    oracle_ignored_header_changed_in_the_working_tree,
+    oracle_ignored_header_with_base_and_head_commits,
+    oracle_precompiled_header_is_the_only_evidence_of_its_headers,
+    oracle_precompiled_header_reused_by_a_target_that_does_not_link_it,
+    oracle_unity_build_source_change,
+    oracle_mmd_depfiles_and_a_system_include_dir_in_the_tree,
+    oracle_md_depfiles_and_a_system_include_dir_in_the_tree,
+    oracle_md_unit_without_system_headers_beside_one_with_them,
+    oracle_cmake_e_wrapper_falls_back_and_names_the_wrapped_target,
+    oracle_cmake_e_wrapper_declared_with_a_script_rule,
+    oracle_cmake_e_chdir_resolves_arguments_in_its_directory,
+    oracle_automoc_header_change_is_ordinary_evidence,
+    oracle_automoc_everywhere_keeps_the_subset_of_a_plain_change,
+    oracle_scanned_header_losing_q_object_selects_its_target,
+    oracle_plugin_metadata_file_is_listed_by_the_moc_depfile,
+    oracle_autouic_form_change_selects_the_unit_that_includes_its_header,
+    oracle_autouic_header_included_by_another_target,
+    oracle_autouic_without_automoc_form_change_selects_its_includer,
+    oracle_autouic_without_automoc_form_newer_than_its_header_is_stale,
+    oracle_unexplained_autogen_header_makes_its_includer_opaque,
+    oracle_autorcc_resource_change_selects_the_target_that_embeds_it,
+    oracle_autorcc_resource_newer_than_its_unit_is_stale,
+    oracle_autouic_form_newer_than_its_header_is_stale,
+    oracle_file_newer_than_the_moc_depfile_is_stale,
+    oracle_scanned_file_newer_than_the_parse_cache_is_stale,
+    oracle_moc_output_without_a_dependency_file_is_opaque,
     precision_versioned_shared_library_gives_chains_and_a_subset,
     precision_a_doc_change_under_a_boundary_keeps_the_subset_and_names_the_boundary,
     precision_the_same_doc_change_without_a_boundary_is_change_unknown_with_a_hint,
@@ -5841,7 +5841,7 @@ on_ninja!(
     precision_a_version_script_named_on_the_link_line_is_dependency_evidence,
     compare_a_soversion_bump_selects_the_tests_whose_programs_link_the_library,
     compare_a_version_script_configure_writes_is_part_of_the_description,
-    oracle_class29_data_rule_test_pattern_covers_a_name_with_a_slash,
+    oracle_data_rule_test_pattern_covers_a_name_with_a_slash,
     a_header_a_compiler_finds_by_search_is_evidence_after_the_build_that_reads_it,
     a_data_template_selects_the_test_its_expected_file_names,
     an_empty_change_set_selects_nothing,
@@ -5849,21 +5849,21 @@ on_ninja!(
     monorepo_a_change_beside_the_project_is_classified_not_escaped,
     monorepo_a_shared_header_beside_the_project_selects_its_includer,
     monorepo_test_data_beside_the_project_is_never_skipped,
-    oracle_class29_data_rule_and_a_test_naming_a_copied_directory,
+    oracle_data_rule_and_a_test_naming_a_copied_directory,
     compare_a_test_time_cmake_script_is_no_cmake_edit,
-    oracle_class29_program_named_in_utf16_bytes,
+    oracle_program_named_in_utf16_bytes,
     compare_a_changed_plugin_description_selects_the_tests_that_may_load_it,
     compare_a_golden_file_configure_writes_into_a_named_directory,
-    oracle_class29_script_a_test_runs_names_what_it_starts,
-    oracle_class29_custom_command_depfile_reads_a_header_a_unit_includes,
-    oracle_class29_byproduct_header_of_a_custom_target_depends_on_its_program,
+    oracle_script_a_test_runs_names_what_it_starts,
+    oracle_custom_command_depfile_reads_a_header_a_unit_includes,
+    oracle_byproduct_header_of_a_custom_target_depends_on_its_program,
     precision_a_generated_header_with_complete_producer_evidence_is_a_subset,
-    oracle_class29_configure_reads_a_header_with_file_strings,
+    oracle_configure_reads_a_header_with_file_strings,
     compare_a_custom_command_edit_selects_the_includer_of_its_output,
     compare_a_header_configure_reads_selects_the_configured_headers_readers,
-    oracle_class29_incbin_through_the_assembler_search_path,
-    oracle_class29_data_found_from_the_source_path_under_a_data_rule,
-    oracle_class29_cleanup_test_output_read_by_a_later_test,
+    oracle_incbin_through_the_assembler_search_path,
+    oracle_data_found_from_the_source_path_under_a_data_rule,
+    oracle_cleanup_test_output_read_by_a_later_test,
     precision_identical_mains_without_pragma_once_are_no_twins,
     compare_mode_by_the_base_snapshot_flag_alone,
     unreferenced_docs_and_ci_files_are_skipped_only_with_the_mode,

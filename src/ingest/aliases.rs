@@ -1,5 +1,5 @@
 //! Prerequisites spelled through include directories outside both roots that
-//! resolve into them, joined under their inside spelling (issue 11, class 7).
+//! resolve into them, joined under their inside spelling.
 
 use super::depfile_syntax;
 use super::evidence::{DepEvidence, FileId};
