@@ -78,11 +78,17 @@ fn select_report(
     out: &mut Vec<u8>,
     err: &mut Vec<u8>,
 ) -> Result<(), RenderError> {
-    let selection = selection_of(a, req);
+    // Each listed test's shard, computed once (`--shard K/N`).
+    let shards = match (req.shard, listed(&a.outcome)) {
+        (Some((_, n)), Some(sel)) => Some(shards_of(a, sel, n)),
+        _ => None,
+    };
+    let selection = selection_of(a, req, shards.as_deref());
     let v = View {
         a,
         req,
         selection: selection.as_deref(),
+        shards: shards.as_deref(),
     };
     emit::Summary.emit(&v, err)?;
     let format = emit::of(req.format);
@@ -103,12 +109,18 @@ fn select_report(
 }
 
 /// The tests the outcome lists (`None`: no list, the catalogue cannot be
-/// trusted), or this shard's part of them with `--shard K/N`.
-fn selection_of(a: &Analysis, req: &Request) -> Option<Vec<String>> {
+/// trusted), or this shard's part of them with `--shard K/N` (`shards`: the
+/// shard of each listed test).
+fn selection_of(a: &Analysis, req: &Request, shards: Option<&[usize]>) -> Option<Vec<String>> {
     let all = listed(&a.outcome)?;
-    Some(match req.shard {
-        Some((k, n)) => shard_part(a, all, k, n),
-        None => all.to_vec(),
+    Some(match (req.shard, shards) {
+        (Some((k, _)), Some(shards)) => all
+            .iter()
+            .zip(shards)
+            .filter(|(_, &s)| s == k - 1)
+            .map(|(t, _)| t.clone())
+            .collect(),
+        _ => all.to_vec(),
     })
 }
 
@@ -123,19 +135,11 @@ fn listed(o: &Outcome) -> Option<&[String]> {
     }
 }
 
-/// Shard `k` (1-based) of `n` of `sel`.
-fn shard_part(a: &Analysis, sel: &[String], k: usize, n: usize) -> Vec<String> {
-    sel.iter()
-        .zip(shards_of(a, sel, n))
-        .filter(|(_, s)| *s == k - 1)
-        .map(|(t, _)| t.clone())
-        .collect()
-}
-
 /// The summary on stderr of a selection run: the state, notes, the changes
 /// (`--explain-changes`), then the outcome's chains and declarations or its
 /// reasons, and the shard's share.
-fn write_summary(a: &Analysis, req: &Request, err: &mut Vec<u8>) {
+fn write_summary(v: &View<'_>, err: &mut Vec<u8>) {
+    let (a, req) = (v.a, v.req);
     let outcome = &a.outcome;
     // Writes into a Vec cannot fail.
     let _ = writeln!(err, "{}", outcome.state());
@@ -204,15 +208,19 @@ fn write_summary(a: &Analysis, req: &Request, err: &mut Vec<u8>) {
         // Written by render_state_only.
         Outcome::UsageError(_) | Outcome::InternalError(_) => {}
     }
-    if let (Some((k, n)), Some(sel)) = (req.shard, listed(outcome)) {
-        write_shard(a, sel, (k, n), err);
+    if let (Some((k, n)), Some(sel), Some(shards)) = (req.shard, listed(outcome), v.shards) {
+        write_shard(a, (sel, shards), (k, n), err);
     }
 }
 
 /// `shard K/N: …` lines: this shard's share of `sel`, and its cost when
 /// ctest recorded costs.
-fn write_shard(a: &Analysis, sel: &[String], (k, n): (usize, usize), err: &mut Vec<u8>) {
-    let shards = shards_of(a, sel, n);
+fn write_shard(
+    a: &Analysis,
+    (sel, shards): (&[String], &[usize]),
+    (k, n): (usize, usize),
+    err: &mut Vec<u8>,
+) {
     let mine = shards.iter().filter(|&&s| s == k - 1).count();
     let _ = writeln!(
         err,
@@ -222,7 +230,7 @@ fn write_shard(a: &Analysis, sel: &[String], (k, n): (usize, usize), err: &mut V
     if let Some(c) = &a.shard_costs {
         let total = |want: usize| -> f64 {
             sel.iter()
-                .zip(&shards)
+                .zip(shards)
                 .filter(|(_, &s)| s == want)
                 .map(|(t, _)| cost_of(c, t))
                 .sum()

@@ -45,6 +45,8 @@ pub struct View<'a> {
     pub req: &'a Request,
     /// The selection as printed.
     pub selection: Option<&'a [String]>,
+    /// With `--shard K/N`: the shard (0-based) of each test the outcome lists.
+    pub shards: Option<&'a [usize]>,
 }
 
 /// One output.
@@ -175,7 +177,7 @@ impl Emitter for Receipt {
 
 impl Emitter for Summary {
     fn emit(&self, v: &View<'_>, err: &mut Vec<u8>) -> Result<(), RenderError> {
-        super::write_summary(v.a, v.req, err);
+        super::write_summary(v, err);
         Ok(())
     }
 }
