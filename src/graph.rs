@@ -84,6 +84,26 @@ pub struct Launch {
     pub dirs: Vec<String>,
 }
 
+/// What a test whose command [`launch`] cannot follow runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotLaunched {
+    /// CMake itself (`cmake -P`, another `-E` command, `--build`), as
+    /// `cmake` and its next two arguments.
+    #[error("{0}, cmake itself (not a cmake -E env, time or chdir wrapper)")]
+    Cmake(String),
+    /// `cmake -E env` with an option it does not know (it fails).
+    #[error("{cmake} -E env with option {option:?}, which cmake -E env does not know")]
+    EnvOption {
+        /// The CMake.
+        cmake: String,
+        /// The option.
+        option: String,
+    },
+    /// A wrapper without a program to run.
+    #[error("{0}, a cmake -E wrapper without a program to run")]
+    NoProgram(String),
+}
+
 /// Where the program of a test's command starts (for the working directories
 /// its names are relative to, and for the reason of an unmapped test): past the `cmake -E env`,
 /// `cmake -E time` and `cmake -E chdir` wrappers of the CMake that configured
@@ -95,7 +115,7 @@ pub struct Launch {
 /// other `-E` commands, `--build`), an option `-E env` does not know (which
 /// makes it fail whatever the program does), or a wrapper without a program
 /// is `Err` with what the test runs.
-pub fn launch(cmd: &[String], cmake: Option<&str>) -> Result<Launch, String> {
+pub fn launch(cmd: &[String], cmake: Option<&str>) -> Result<Launch, NotLaunched> {
     let mut l = Launch::default();
     let Some(cmake) = cmake else { return Ok(l) };
     while cmd
@@ -115,10 +135,7 @@ pub fn launch(cmd: &[String], cmake: Option<&str>) -> Result<Launch, String> {
             )
         };
         if cmd.get(at + 1).map(String::as_str) != Some("-E") {
-            return Err(format!(
-                "{}, cmake itself (not a cmake -E env, time or chdir wrapper)",
-                what()
-            ));
+            return Err(NotLaunched::Cmake(what()));
         }
         let start = match cmd.get(at + 2).map(String::as_str) {
             Some("env") => {
@@ -132,9 +149,10 @@ pub fn launch(cmd: &[String], cmake: Option<&str>) -> Result<Launch, String> {
                     } else if a == "--modify" {
                         i += 2;
                     } else if a.starts_with('-') {
-                        return Err(format!(
-                            "{cmake} -E env with option {a:?}, which cmake -E env does not know"
-                        ));
+                        return Err(NotLaunched::EnvOption {
+                            cmake: cmake.to_owned(),
+                            option: a.clone(),
+                        });
                     } else if a.contains('=') {
                         i += 1;
                     } else {
@@ -150,18 +168,10 @@ pub fn launch(cmd: &[String], cmake: Option<&str>) -> Result<Launch, String> {
                 }
                 None => at + 3,
             },
-            _ => {
-                return Err(format!(
-                    "{}, cmake itself (not a cmake -E env, time or chdir wrapper)",
-                    what()
-                ))
-            }
+            _ => return Err(NotLaunched::Cmake(what())),
         };
         if start >= cmd.len() {
-            return Err(format!(
-                "{}, a cmake -E wrapper without a program to run",
-                what()
-            ));
+            return Err(NotLaunched::NoProgram(what()));
         }
         l.wrappers.push(match cmd[at + 2].as_str() {
             "env" => "env",
@@ -1169,7 +1179,7 @@ mod tests {
             ("/usr/bin/cmake -E chdir /d", "without a program"),
             ("/usr/bin/cmake", "cmake itself"),
         ] {
-            let err = launch(&cmd(c), CMAKE).unwrap_err();
+            let err = launch(&cmd(c), CMAKE).unwrap_err().to_string();
             assert!(err.contains(needle), "{c}: {err}");
         }
         // Another cmake than the one that configured the build is a foreign program.

@@ -82,16 +82,25 @@ pub struct Input<'a> {
     pub max_bytes: u64,
 }
 
+/// A source file a record read with other content than it has now, which the
+/// change set does not name: the record is of another base.
+#[derive(Debug, thiserror::Error)]
+#[error("{record} read {file} with other content than it has now, and the change set does not name it: it records another base")]
+struct OtherBase {
+    record: String,
+    file: String,
+}
+
 /// Without a base commit: each source input the record read must have the
 /// content it has now, unless the change set names it. `Err`: the first
-/// that does not, in words.
+/// that does not.
 fn tracked_on_disk(
     input: &Input<'_>,
     rec: &record::Record,
     abs: &[String],
     source_inputs: &[usize],
     tracked: &mut [bool],
-) -> Result<(), String> {
+) -> Result<(), OtherBase> {
     for &i in source_inputs {
         if input.changed_abs.iter().any(|c| c == &abs[i]) {
             tracked[i] = true;
@@ -105,11 +114,10 @@ fn tracked_on_disk(
             _ => now.is_none(),
         };
         if !same {
-            return Err(format!(
-                    "{} read {} with other content than it has now, and the change set does not name it: it records another base",
-                    input.path,
-                    display(rec, i)
-            ));
+            return Err(OtherBase {
+                record: input.path.to_owned(),
+                file: display(rec, i),
+            });
         }
         tracked[i] = true;
     }
@@ -124,7 +132,7 @@ pub fn audit(input: &Input<'_>) -> Audit {
     };
     let rec = match record::load(input.path, input.max_bytes) {
         Ok(r) => r,
-        Err(e) => return unused("RECORD_UNREADABLE", e),
+        Err(e) => return unused("RECORD_UNREADABLE", e.to_string()),
     };
     if rec.build_dir != input.build_dir || rec.source_dir != input.source_dir {
         return unused(
@@ -193,7 +201,7 @@ pub fn audit(input: &Input<'_>) -> Audit {
         }
         None => {
             if let Err(why) = tracked_on_disk(input, &rec, &abs, &source_inputs, &mut tracked) {
-                return unused("RECORD_STALE", why);
+                return unused("RECORD_STALE", why.to_string());
             }
         }
     }

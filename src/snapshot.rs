@@ -30,7 +30,7 @@ use crate::fingerprint;
 use crate::graph::{Graph, TestMapping};
 use crate::ingest::ctest::Catalogue;
 use crate::ingest::depfile::DepEvidence;
-use crate::ingest::file_api::Codemodel;
+use crate::ingest::file_api::{Codemodel, ToolchainPrint};
 use crate::paths;
 use crate::reach::TestReach;
 use crate::reason::{Code, Gap};
@@ -75,9 +75,9 @@ pub fn compute(
         );
     }
     let toolchain = match &fp.toolchain {
-        Ok(Some(f)) => f.clone(),
-        Ok(None) => "none".to_owned(),
-        Err(()) => return Err(invalid("the toolchains reply could not be read")),
+        ToolchainPrint::Of(f) => f.clone(),
+        ToolchainPrint::Absent => "none".to_owned(),
+        ToolchainPrint::Unusable => return Err(invalid("the toolchains reply could not be read")),
     };
     // Catalogue entries, canonical.
     let cat = catalogue

@@ -361,3 +361,59 @@ fn only_the_emitters_branch_on_the_format() {
         "Format:: named outside the emitters: {found:?}"
     );
 }
+
+/// The error type of a `Result<…>` written in `code` when it is a bare
+/// `String` (or `()`): an error that says nothing typed about what failed.
+fn untyped_errors(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("Result<") {
+        let inner = &rest[at + "Result<".len()..];
+        // The top-level comma and closing `>` of this Result.
+        let (mut depth, mut comma, mut end) = (0i32, None, None);
+        for (i, c) in inner.char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                '>' if depth == 0 => {
+                    end = Some(i);
+                    break;
+                }
+                '>' => depth -= 1,
+                ',' if depth == 0 => comma = Some(i),
+                _ => {}
+            }
+        }
+        if let (Some(c), Some(e)) = (comma, end) {
+            let err = inner[c + 1..e].trim();
+            if err == "String" || err == "()" || err == "&'static str" {
+                found.push(format!("Result<{}>", inner[..e].trim()));
+            }
+        }
+        rest = &rest[at + 1..];
+    }
+    found
+}
+
+/// Every error a function of `src/` returns is a type that says what failed
+/// (thiserror enums and structs), not a bare string.
+#[test]
+fn no_result_of_src_has_a_string_error() {
+    let mut found = Vec::new();
+    for p in src_files().into_values() {
+        let code = code_of(&std::fs::read_to_string(&p).unwrap());
+        for e in untyped_errors(&code) {
+            found.push(format!("{}: {e}", p.display()));
+        }
+    }
+    assert!(found.is_empty(), "untyped errors: {found:#?}");
+}
+
+#[test]
+fn the_error_check_sees_a_string_error() {
+    let code = "fn a() -> Result<Vec<u8>, String> {}\nfn b() -> Result<FastMap<String, String>, Gap> {}\nfn c() -> Result<(), ()> {}";
+    assert_eq!(
+        untyped_errors(code),
+        ["Result<Vec<u8>, String>", "Result<(), ()>"]
+    );
+}

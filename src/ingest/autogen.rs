@@ -92,20 +92,61 @@ fn info_path(t: &Target) -> String {
     )
 }
 
-fn read_info(reader: &Reader, t: &Target, config: &str) -> Result<Info, String> {
+/// Why autogen's evidence cannot tell what one of its outputs was made from
+/// (said after the output or the target, as an opaque reason).
+#[derive(Debug, Clone, thiserror::Error)]
+enum Unexplained {
+    #[error("its autogen info {path} cannot be read ({cause})")]
+    InfoUnreadable { path: String, cause: String },
+    #[error("its autogen info {0} is not valid JSON")]
+    InfoNotJson(String),
+    #[error("its autogen info {0} has no MULTI_CONFIG")]
+    InfoNoMultiConfig(String),
+    #[error("its autogen info {path} has no {what}")]
+    InfoMissing { path: String, what: String },
+    #[error("its autogen info {path} has a {key} entry without an absolute path")]
+    InfoRelativeEntry { path: String, key: &'static str },
+    #[error("which autogen wrote without a dependency file ({0}: moc before Qt 5.15?)")]
+    NoDependencyFile(String),
+    #[error("a uic header, but no .ui file is where autogen looks for its form")]
+    NoForm,
+    #[error("whose moc dependency file {0} cannot be parsed")]
+    DependencyFileUnparsable(String),
+    #[error("whose moc dependency file {0} does not describe it")]
+    DependencyFileElsewhere(String),
+    #[error("whose moc dependency file {dep} lists the relative path {name}")]
+    RelativePrerequisite { dep: String, name: String },
+    #[error("its AUTORCC info {0} names no absolute SOURCE")]
+    RccNoSource(String),
+    #[error("its AUTORCC info {0} has an INPUTS entry that is no absolute path")]
+    RccRelativeInput(String),
+    #[error("its resource file {0} cannot be read as UTF-8")]
+    QrcUnreadable(String),
+    #[error("its resource file {qrc} {why}")]
+    Qrc { qrc: String, why: QrcError },
+    #[error("{qrc} lists {file}, which cannot be inspected")]
+    QrcFileUninspectable { qrc: String, file: String },
+    #[error("{qrc} lists {file}, which is not a file (rcc embeds what a directory holds)")]
+    QrcDirectory { qrc: String, file: String },
+}
+
+fn read_info(reader: &Reader, t: &Target, config: &str) -> Result<Info, Unexplained> {
     let path = info_path(t);
     let bytes = reader
         .read(&path)
-        .map_err(|e| format!("its autogen info {path} cannot be read ({e})"))?;
+        .map_err(|e| Unexplained::InfoUnreadable {
+            path: path.clone(),
+            cause: e.to_string(),
+        })?;
     let v: serde_json::Value = std::str::from_utf8(&bytes)
         .ok()
         .and_then(|s| serde_json::from_str(s).ok())
-        .ok_or_else(|| format!("its autogen info {path} is not valid JSON"))?;
+        .ok_or_else(|| Unexplained::InfoNotJson(path.clone()))?;
     // A multi-configuration generator writes per-configuration files under
     // `KEY_<Config>` (`mocs_compilation_Debug.cpp`, `ParseCache_Debug.txt`).
     let multi = match v.get("MULTI_CONFIG").and_then(|x| x.as_bool()) {
         Some(m) => m,
-        None => return Err(format!("its autogen info {path} has no MULTI_CONFIG")),
+        None => return Err(Unexplained::InfoNoMultiConfig(path)),
     };
     let key_of = |key: &str| {
         if multi {
@@ -123,21 +164,28 @@ fn read_info(reader: &Reader, t: &Target, config: &str) -> Result<Info, String> 
         text(key)
             .filter(|s| s.starts_with('/'))
             .map(paths::fold)
-            .ok_or_else(|| format!("its autogen info {path} has no absolute {key}"))
+            .ok_or_else(|| Unexplained::InfoMissing {
+                path: path.clone(),
+                what: format!("absolute {key}"),
+            })
     };
     let mut scanned = Vec::new();
     for key in ["HEADERS", "SOURCES"] {
-        let list = v
-            .get(key)
-            .and_then(|x| x.as_array())
-            .ok_or_else(|| format!("its autogen info {path} has no {key} list"))?;
+        let list =
+            v.get(key)
+                .and_then(|x| x.as_array())
+                .ok_or_else(|| Unexplained::InfoMissing {
+                    path: path.clone(),
+                    what: format!("{key} list"),
+                })?;
         for entry in list {
             let name = entry
                 .get(0)
                 .and_then(|x| x.as_str())
                 .filter(|s| s.starts_with('/'))
-                .ok_or_else(|| {
-                    format!("its autogen info {path} has a {key} entry without an absolute path")
+                .ok_or_else(|| Unexplained::InfoRelativeEntry {
+                    path: path.clone(),
+                    key,
                 })?;
             scanned.push(paths::fold(name));
         }
@@ -202,7 +250,7 @@ type Join = (usize, String, Option<u64>, String);
 
 /// What an output autogen wrote was made from: (file, its size, the
 /// evidence that says so); `Err`: why nobody can tell.
-type Sources = Result<Vec<(String, Option<u64>, String)>, String>;
+type Sources = Result<Vec<(String, Option<u64>, String)>, Unexplained>;
 
 /// Adds each joined file to its unit's prerequisites; a file the evidence
 /// already lists keeps its id (and the size its own stat recorded).
@@ -244,7 +292,7 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
             v.push(u);
         }
     }
-    let mut infos: Vec<(usize, Result<Info, String>)> = candidates
+    let mut infos: Vec<(usize, Result<Info, Unexplained>)> = candidates
         .iter()
         .filter(|k| is_moc_candidate(compiled(k)))
         .map(|&(ti, _)| (ti, read_info(reader, &model.targets[ti], &model.config)))
@@ -269,7 +317,7 @@ pub fn join_automoc(ev: &mut DepEvidence, model: &Codemodel, reader: &Reader) ->
         match info {
             Ok(info) => ok.push((*ti, info)),
             Err(why) => {
-                opaque.insert(*ti, why.clone());
+                opaque.insert(*ti, why.to_string());
             }
         }
     }
@@ -517,12 +565,10 @@ fn explain(
         // uic writes no dependency file: its header is made from one `.ui`
         // file, found where autogen looks for it.
         let Some(forms) = uic_forms(info, out) else {
-            return Err(format!(
-                "which autogen wrote without a dependency file ({dep}: moc before Qt 5.15?)"
-            ));
+            return Err(Unexplained::NoDependencyFile(dep));
         };
         if forms.is_empty() {
-            return Err("a uic header, but no .ui file is where autogen looks for its form".into());
+            return Err(Unexplained::NoForm);
         }
         let written = mtime(out);
         for (f, st) in forms.into_iter().filter(|(f, _)| project(f)) {
@@ -532,23 +578,22 @@ fn explain(
         return Ok(from);
     };
     let parsed = depfile_syntax::parse(&bytes)
-        .map_err(|_| format!("whose moc dependency file {dep} cannot be parsed"))?;
+        .map_err(|_| Unexplained::DependencyFileUnparsable(dep.clone()))?;
     let names_out = parsed.rules.iter().any(|r| {
         r.targets
             .iter()
             .any(|x| x.starts_with('/') && paths::fold(x) == out)
     });
     if !names_out {
-        return Err(format!(
-            "whose moc dependency file {dep} does not describe it"
-        ));
+        return Err(Unexplained::DependencyFileElsewhere(dep));
     }
     let recorded = mtime(&dep);
     for name in parsed.rules.iter().flat_map(|r| r.prereqs.iter()) {
         if !name.starts_with('/') {
-            return Err(format!(
-                "whose moc dependency file {dep} lists the relative path {name}"
-            ));
+            return Err(Unexplained::RelativePrerequisite {
+                dep,
+                name: name.to_string(),
+            });
         }
         let p = paths::fold(name);
         if project(&p) {
@@ -622,7 +667,7 @@ fn rcc_verdict(
         };
         return match rcc_join(ev, &rcc, reader, project, gaps) {
             Ok(()) => Verdict::Vouched,
-            Err(why) => Verdict::Opaque(why),
+            Err(why) => Verdict::Opaque(why.to_string()),
         };
     }
     Verdict::Opaque(format!("no AUTORCC info in {dir} names it as its output"))
@@ -644,22 +689,25 @@ fn rcc_join(
     reader: &Reader,
     project: &dyn Fn(&str) -> bool,
     gaps: &mut Vec<Gap>,
-) -> Result<(), String> {
+) -> Result<(), Unexplained> {
     let (out, info, v) = (rcc.out, rcc.info, rcc.v);
     let qrc = v
         .get("SOURCE")
         .and_then(|x| x.as_str())
         .filter(|s| s.starts_with('/'))
         .map(paths::fold)
-        .ok_or_else(|| format!("its AUTORCC info {info} names no absolute SOURCE"))?;
+        .ok_or_else(|| Unexplained::RccNoSource(info.to_owned()))?;
     let text = reader
         .read(&qrc)
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
-        .ok_or_else(|| format!("its resource file {qrc} cannot be read as UTF-8"))?;
+        .ok_or_else(|| Unexplained::QrcUnreadable(qrc.clone()))?;
     let qrc_dir = qrc.rsplit_once('/').map(|(d, _)| d).unwrap_or("/");
     let mut files: Vec<String> = qrc_files(&text)
-        .map_err(|why| format!("its resource file {qrc} {why}"))?
+        .map_err(|why| Unexplained::Qrc {
+            qrc: qrc.clone(),
+            why,
+        })?
         .iter()
         .map(|f| paths::join_fold(qrc_dir, f))
         .collect();
@@ -671,11 +719,7 @@ fn rcc_join(
     {
         match x.as_str() {
             Some(p) if p.starts_with('/') => files.push(paths::fold(p)),
-            _ => {
-                return Err(format!(
-                    "its AUTORCC info {info} has an INPUTS entry that is no absolute path"
-                ))
-            }
+            _ => return Err(Unexplained::RccRelativeInput(info.to_owned())),
         }
     }
     files.push(qrc.clone());
@@ -705,12 +749,16 @@ fn rcc_join(
     for f in &files {
         let st = stat(f);
         if st.mtime.is_none() {
-            return Err(format!("{qrc} lists {f}, which cannot be inspected"));
+            return Err(Unexplained::QrcFileUninspectable {
+                qrc,
+                file: f.clone(),
+            });
         }
         if !st.is_file {
-            return Err(format!(
-                "{qrc} lists {f}, which is not a file (rcc embeds what a directory holds)"
-            ));
+            return Err(Unexplained::QrcDirectory {
+                qrc,
+                file: f.clone(),
+            });
         }
         if project(f) {
             audit(f, st.mtime, written, &written_by, gaps);
@@ -963,7 +1011,7 @@ mod tests {
             Some(true)
         );
         // A configuration the info has no files for is no evidence.
-        let err = read_info(&reader, &t, "Debug").err().unwrap();
+        let err = read_info(&reader, &t, "Debug").err().unwrap().to_string();
         assert!(err.contains("PARSE_CACHE_FILE_Debug"), "{err}");
     }
 
@@ -990,7 +1038,7 @@ mod tests {
             ),
         ] {
             let (_d, t) = target_with_info(info);
-            let err = read_info(&reader, &t, "Debug").err().unwrap();
+            let err = read_info(&reader, &t, "Debug").err().unwrap().to_string();
             assert!(err.contains(needle), "{needle:?} not in {err:?}");
         }
         let t = Target {
@@ -998,7 +1046,7 @@ mod tests {
             dir_build: "/nonexistent-d2t".into(),
             ..Target::default()
         };
-        let err = read_info(&reader, &t, "Debug").err().unwrap();
+        let err = read_info(&reader, &t, "Debug").err().unwrap().to_string();
         assert!(err.contains("cannot be read"), "{err}");
     }
 

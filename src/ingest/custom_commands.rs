@@ -66,22 +66,57 @@ pub struct Custom {
     pub depfiles: FastSet<String>,
     /// Why the generator's record could not be read at all (every generated
     /// file then stays opaque).
-    pub unreadable: Option<String>,
+    pub unreadable: Option<Unreadable>,
+}
+
+/// A file of the generator's record, or a program a command runs, that
+/// cannot be read.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{path}{what}: {cause}")]
+pub struct Unreadable {
+    path: String,
+    /// What the file was read for, in words (" cannot be read for byproducts").
+    what: &'static str,
+    cause: String,
+}
+
+impl Unreadable {
+    fn new(path: &str, what: &'static str, cause: impl std::fmt::Display) -> Self {
+        Unreadable {
+            path: path.to_owned(),
+            what,
+            cause: cause.to_string(),
+        }
+    }
+}
+
+/// Why an output is not vouched for ([`Custom::vouched`]).
+#[derive(Debug, thiserror::Error)]
+pub enum NotVouched<'a> {
+    /// The generator's record could not be read.
+    #[error("{0}")]
+    Unreadable(&'a Unreadable),
+    /// No command of the evidence writes the output.
+    #[error("no custom command of the evidence writes it")]
+    Unwritten,
+    /// A command that may write it is incomplete, and why.
+    #[error("{0}")]
+    Incomplete(&'a str),
 }
 
 impl Custom {
     /// The commands that may write `path`, when every one of them is
     /// complete (and there is one); otherwise why not.
-    pub fn vouched(&self, path: &str) -> Result<&[usize], String> {
+    pub fn vouched(&self, path: &str) -> Result<&[usize], NotVouched<'_>> {
         if let Some(why) = &self.unreadable {
-            return Err(why.clone());
+            return Err(NotVouched::Unreadable(why));
         }
         let Some(cs) = self.by_output.get(path) else {
-            return Err("no custom command of the evidence writes it".into());
+            return Err(NotVouched::Unwritten);
         };
         for &c in cs {
             if let Some(why) = &self.commands[c].incomplete {
-                return Err(why.clone());
+                return Err(NotVouched::Incomplete(why));
             }
         }
         Ok(cs)
@@ -161,7 +196,7 @@ pub fn read(reader: &Reader, model: &Codemodel, deps: &DepEvidence) -> Custom {
 /// The generator's record of the custom commands, as written (no path
 /// resolved yet): needs only the codemodel, so it is read while the
 /// dependency evidence is.
-pub struct Recorded(Result<Vec<RawCommand>, String>);
+pub struct Recorded(Result<Vec<RawCommand>, Unreadable>);
 
 /// Reads the generator's record of the custom commands ([`Recorded`]). On
 /// Ninja, `walked` is the manifest's `CUSTOM_COMMAND` edges when the command
@@ -249,7 +284,7 @@ fn ninja_commands(
     reader: &Reader,
     model: &Codemodel,
     walked: Option<&[ninja_manifest::OwnedEdge]>,
-) -> Result<Vec<RawCommand>, String> {
+) -> Result<Vec<RawCommand>, Unreadable> {
     let build = model.build_root.as_str();
     let file = if model.multi_config {
         format!("build-{}.ninja", model.config)
@@ -303,16 +338,17 @@ fn ninja_commands(
     match walked {
         Some(edges) => edges.iter().for_each(|e| each(&e.edge())),
         None => {
-            ninja_manifest::for_each_edge(reader, build, &file, each).map_err(|e| {
-                format!("{build}/{file} cannot be read for its custom commands: {e}")
-            })?;
+            ninja_manifest::for_each_edge(reader, build, &file, each)
+                .map_err(|e| Unreadable::new(&format!("{build}/{file}"), FOR_COMMANDS, e))?;
         }
     }
     Ok(out)
 }
 
 /// Each target's `build.make`: the rules that build its custom outputs.
-fn makefiles_commands(reader: &Reader, model: &Codemodel) -> Result<Vec<RawCommand>, String> {
+const FOR_COMMANDS: &str = " cannot be read for its custom commands";
+
+fn makefiles_commands(reader: &Reader, model: &Codemodel) -> Result<Vec<RawCommand>, Unreadable> {
     let build = model.build_root.as_str();
     let mut out = Vec::new();
     // Only a target that lists a generated source or a stamp has custom commands.
@@ -329,7 +365,7 @@ fn makefiles_commands(reader: &Reader, model: &Codemodel) -> Result<Vec<RawComma
         }
         let bytes = reader
             .read(&path)
-            .map_err(|e| format!("{path} cannot be read for its custom commands: {e}"))?;
+            .map_err(|e| Unreadable::new(&path, FOR_COMMANDS, e))?;
         let text = String::from_utf8_lossy(&bytes);
         let wanted: FastSet<String> = t
             .generated
@@ -381,7 +417,7 @@ fn makefiles_commands(reader: &Reader, model: &Codemodel) -> Result<Vec<RawComma
         if !mine.is_empty() && std::fs::metadata(&clean).is_ok() {
             let bytes = reader
                 .read(&clean)
-                .map_err(|e| format!("{clean} cannot be read for byproducts: {e}"))?;
+                .map_err(|e| Unreadable::new(&clean, " cannot be read for byproducts", e))?;
             let text = String::from_utf8_lossy(&bytes);
             let known: FastSet<String> = mine.iter().flat_map(|c| c.outputs.clone()).collect();
             let mut extra = Vec::new();
@@ -439,7 +475,7 @@ fn dependinfo_depfiles(
     object_dir: &str,
     build: &str,
     dir_build: &str,
-) -> Result<FastMap<String, String>, String> {
+) -> Result<FastMap<String, String>, Unreadable> {
     let path = format!("{object_dir}/DependInfo.cmake");
     let mut out = FastMap::default();
     if std::fs::metadata(&path).is_err() {
@@ -447,7 +483,7 @@ fn dependinfo_depfiles(
     }
     let bytes = reader
         .read(&path)
-        .map_err(|e| format!("{path} cannot be read for custom depfiles: {e}"))?;
+        .map_err(|e| Unreadable::new(&path, " cannot be read for custom depfiles", e))?;
     let text = String::from_utf8_lossy(&bytes);
     let Some(start) = text.find("CMAKE_DEPENDS_DEPENDENCY_FILES") else {
         return Ok(out);
@@ -546,7 +582,7 @@ struct Context<'a> {
     evidence_names: FastMap<&'a str, Vec<&'a str>>,
     /// What each scanned file's bytes name (each file is scanned once,
     /// however many commands run it): the files, or why it cannot be read.
-    scanned: std::cell::RefCell<FastMap<String, Result<Vec<&'a str>, String>>>,
+    scanned: std::cell::RefCell<FastMap<String, Result<Vec<&'a str>, Unreadable>>>,
 }
 
 impl<'a> Context<'a> {
@@ -848,7 +884,7 @@ impl<'a> Context<'a> {
             match found {
                 Ok(fs) => c.files.extend(fs.iter().map(|f| (*f).to_owned())),
                 Err(why) => {
-                    c.incomplete.get_or_insert(why.clone());
+                    c.incomplete.get_or_insert(why.to_string());
                 }
             }
             return;
@@ -858,11 +894,17 @@ impl<'a> Context<'a> {
         self.scan_names(reader, file, c);
     }
 
-    fn names_in(&self, reader: &Reader, file: &str) -> Result<Vec<&'a str>, String> {
+    fn names_in(&self, reader: &Reader, file: &str) -> Result<Vec<&'a str>, Unreadable> {
         let bytes = match reader.read(file) {
             Ok(b) => b,
             Err(_) if std::fs::metadata(file).is_err() => return Ok(Vec::new()), // never built
-            Err(e) => return Err(format!("{file}, a program it runs, cannot be read: {e}")),
+            Err(e) => {
+                return Err(Unreadable::new(
+                    file,
+                    ", a program it runs, cannot be read",
+                    e,
+                ))
+            }
         };
         let mut found: Vec<&'a str> = Vec::new();
         let mut check = |run: &[u8]| {

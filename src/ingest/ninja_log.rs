@@ -226,9 +226,42 @@ pub fn rapidhash(p: &[u8]) -> u64 {
 /// whole, when the manifest was walked (the one walk serves
 /// [`crate::ingest::custom_commands`] too).
 pub struct Commands(
-    Result<CommandHashes, String>,
+    Result<CommandHashes, Incomparable>,
     Option<Vec<ninja_manifest::OwnedEdge>>,
 );
+
+/// Why the commands the objects were compiled with cannot be compared with
+/// the manifest's.
+#[derive(Debug, thiserror::Error)]
+pub enum Incomparable {
+    /// `.ninja_log` cannot be read.
+    #[error("{log}: {cause}")]
+    LogUnreadable {
+        /// The log, relative to the build root.
+        log: String,
+        /// Why.
+        cause: super::ReadError,
+    },
+    /// `.ninja_log` is not a log this reader knows.
+    #[error("{log}: {cause}")]
+    Log {
+        /// The log, relative to the build root.
+        log: String,
+        /// What is wrong with it.
+        cause: LogError,
+    },
+    /// The manifest cannot be walked.
+    #[error(transparent)]
+    Manifest(#[from] ninja_manifest::ManifestError),
+    /// The manifest keeps ninja's files in another directory.
+    #[error("{file} sets builddir = {dir:?}, so ninja keeps its log elsewhere (not followed)")]
+    BuildDir {
+        /// The manifest.
+        file: String,
+        /// Its `builddir`.
+        dir: String,
+    },
+}
 
 impl Commands {
     /// The manifest's custom-command edges, when this read walked it.
@@ -271,13 +304,23 @@ pub(crate) fn read_manifest_commands(
     };
     let log_path = format!("{build}/.ninja_log");
     let log_shown = paths::relative_to(&log_path, build).to_owned();
-    let log = match reader
-        .read(&log_path)
-        .map_err(|e| e.to_string())
-        .and_then(|b| parse(&b).map_err(|e| e.to_string()))
-    {
-        Ok(l) => l,
-        Err(e) => return Commands(Err(format!("{log_shown}: {e}")), None),
+    let log = match reader.read(&log_path) {
+        Err(cause) => {
+            let log = log_shown;
+            return Commands(Err(Incomparable::LogUnreadable { log, cause }), None);
+        }
+        Ok(b) => match parse(&b) {
+            Ok(l) => l,
+            Err(cause) => {
+                return Commands(
+                    Err(Incomparable::Log {
+                        log: log_shown,
+                        cause,
+                    }),
+                    None,
+                )
+            }
+        },
     };
     let mut now: FastMap<String, u64> = FastMap::default();
     let mut custom = Vec::new();
@@ -292,10 +335,10 @@ pub(crate) fn read_manifest_commands(
     });
     let custom = walked.is_ok().then_some(custom);
     let hashes = match walked {
-        Err(e) => Err(e.to_string()),
-        Ok((_, Some(dir))) if !dir.is_empty() && dir != "." => Err(format!(
-            "{file} sets builddir = {dir:?}, so ninja keeps its log elsewhere (not followed)"
-        )),
+        Err(e) => Err(Incomparable::Manifest(e)),
+        Ok((_, Some(dir))) if !dir.is_empty() && dir != "." => {
+            Err(Incomparable::BuildDir { file, dir })
+        }
         Ok(_) => Ok(CommandHashes {
             file,
             log_shown,

@@ -220,38 +220,79 @@ fn canonical(v: &serde_json::Value, out: &mut String) {
     }
 }
 
-/// Reads a record file; the error is one line for `RECORD_UNREADABLE`.
-pub fn load(path: &str, max_bytes: u64) -> Result<Record, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{path}: {e}"))?;
-    if meta.len() > max_bytes {
-        return Err(format!(
-            "{path}: {} bytes is more than the limit of {max_bytes}",
-            meta.len()
-        ));
+/// Why a record file cannot be used (one line for `RECORD_UNREADABLE`,
+/// after the file's path).
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// It cannot be read.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// It is larger than `--max-evidence-bytes`.
+    #[error("{size} bytes is more than the limit of {limit}")]
+    TooLarge {
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// It is not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
+    /// It is a record of another schema.
+    #[error("schema {0:?} is not {SCHEMA:?} (write it again with this diff2test record)")]
+    Schema(String),
+    /// It has no schema at all.
+    #[error("no \"schema\": not a diff2test record")]
+    NoSchema,
+    /// Its members are not a record's.
+    #[error("not a {SCHEMA} record: {0}")]
+    Shape(serde_json::Error),
+    /// A test refers to a path the record does not list.
+    #[error("a test refers to a path the record does not list")]
+    Dangling,
+}
+
+/// A record file that cannot be used, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {why}")]
+pub struct Unusable {
+    /// The file.
+    pub path: String,
+    /// Why.
+    pub why: RecordError,
+}
+
+/// Reads a record file.
+pub fn load(path: &str, max_bytes: u64) -> Result<Record, Unusable> {
+    read_record(path, max_bytes).map_err(|why| Unusable {
+        path: path.to_owned(),
+        why,
+    })
+}
+
+fn read_record(path: &str, max_bytes: u64) -> Result<Record, RecordError> {
+    let size = std::fs::metadata(path)?.len();
+    if size > max_bytes {
+        return Err(RecordError::TooLarge {
+            size,
+            limit: max_bytes,
+        });
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
-    let v: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| format!("{path}: not JSON: {e}"))?;
+    let bytes = std::fs::read(path)?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(RecordError::NotJson)?;
     match v.get("schema").and_then(|s| s.as_str()) {
         Some(SCHEMA) => {}
-        Some(other) => {
-            return Err(format!(
-                "{path}: schema {other:?} is not {SCHEMA:?} (write it again with this diff2test record)"
-            ))
-        }
-        None => return Err(format!("{path}: no \"schema\": not a diff2test record")),
+        Some(other) => return Err(RecordError::Schema(other.to_owned())),
+        None => return Err(RecordError::NoSchema),
     }
-    let r: Record =
-        serde_json::from_value(v).map_err(|e| format!("{path}: not a {SCHEMA} record: {e}"))?;
+    let r: Record = serde_json::from_value(v).map_err(RecordError::Shape)?;
     let n = r.files.len();
     let bad = r
         .tests
         .iter()
         .any(|t| (t.reads.iter().chain(&t.listed).chain(&t.wrote)).any(|&i| i >= n));
     if bad {
-        return Err(format!(
-            "{path}: a test refers to a path the record does not list"
-        ));
+        return Err(RecordError::Dangling);
     }
     Ok(r)
 }
@@ -302,7 +343,7 @@ mod tests {
         let p = dir.path().join("r.json");
         let p = p.to_str().unwrap();
         std::fs::write(p, r#"{"schema": "diff2test.record.v9"}"#).unwrap();
-        assert!(load(p, 1 << 20).unwrap_err().contains("is not"));
+        assert!(load(p, 1 << 20).unwrap_err().to_string().contains("is not"));
         let r = Record {
             schema: SCHEMA.into(),
             source_dir: "/s".into(),
@@ -325,8 +366,14 @@ mod tests {
             }],
         };
         std::fs::write(p, serde_json::to_vec(&r).unwrap()).unwrap();
-        assert!(load(p, 1 << 20).unwrap_err().contains("does not list"));
+        assert!(load(p, 1 << 20)
+            .unwrap_err()
+            .to_string()
+            .contains("does not list"));
         std::fs::write(p, "{").unwrap();
-        assert!(load(p, 1 << 20).unwrap_err().contains("not JSON"));
+        assert!(load(p, 1 << 20)
+            .unwrap_err()
+            .to_string()
+            .contains("not JSON"));
     }
 }

@@ -25,12 +25,15 @@ pub(super) struct Follow<'f> {
     pub(super) absorb: fn(&Named, &mut Named),
 }
 
+/// Why a file cannot be read (kept once, told for every test that names it).
+type Unread = std::rc::Rc<std::io::Error>;
+
 /// The files of one channel, read and scanned once per run.
 #[derive(Default)]
 pub(super) struct FileTexts {
     /// File → its text; `None` when the channel does not read it, `Err`
     /// when it cannot be read (the reason).
-    texts: FastMap<String, Option<Result<String, String>>>,
+    texts: FastMap<String, Option<Result<String, Unread>>>,
     /// (file, directory its relative paths are joined to) → what it names.
     named: FastMap<(String, Option<String>), Named>,
 }
@@ -45,18 +48,18 @@ impl FileTexts {
         cx: &TestCx<'_, '_, '_>,
         f: &str,
         reads: impl FnOnce(&str) -> bool,
-    ) -> Option<Result<Vec<&Named>, String>> {
+    ) -> Option<Result<Vec<&Named>, Unread>> {
         let FileTexts { texts, named } = self;
         let text = texts.entry(f.to_owned()).or_insert_with(|| {
             reads(f).then(|| {
                 crate::ingest::read_capped(f, cx.max_bytes)
                     .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-                    .map_err(|e| e.to_string())
+                    .map_err(std::rc::Rc::new)
             })
         });
         let text = match text.as_ref()? {
             Ok(text) => text,
-            Err(e) => return Some(Err(e.clone())),
+            Err(e) => return Some(Err(std::rc::Rc::clone(e))),
         };
         let dirs: Vec<Option<String>> = std::iter::once(Some(dir_of(f).to_owned()))
             .chain(cx.wds.iter().cloned())

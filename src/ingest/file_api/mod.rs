@@ -31,7 +31,9 @@ mod raw;
 mod reply;
 
 pub use glob::ConfigGlob;
-pub use model::{Codemodel, CompiledSource, Fingerprints, Target, TargetKind};
+pub use model::{
+    Codemodel, CompiledSource, Fingerprints, NoOwner, Target, TargetKind, ToolchainPrint,
+};
 
 /// Result of loading the File API: a model when one could be built, and every gap found.
 #[derive(Debug, Default)]
@@ -573,19 +575,22 @@ fn toolchains(
     (fingerprints, roots): (bool, (&str, &str)),
     cmake_inputs: &mut Option<Vec<String>>,
     gaps: &mut Vec<Gap>,
-) -> (Result<Option<String>, ()>, Vec<String>) {
-    let mut toolchain_fingerprint: Result<Option<String>, ()> = Ok(None);
+) -> (ToolchainPrint, Vec<String>) {
+    let mut toolchain_fingerprint = ToolchainPrint::Absent;
     let mut implicit_includes: Vec<String> = Vec::new();
     match find_object(index, "toolchains", 1) {
         Err(g) => gaps.push(g),
         Ok(None) => {}
         Ok(Some(f)) => match ctx.read_json_kept::<RawToolchains>(&f, fingerprints) {
             Err(g) => {
-                toolchain_fingerprint = Err(());
+                toolchain_fingerprint = ToolchainPrint::Unusable;
                 gaps.push(g)
             }
             Ok((tc, value)) => {
-                toolchain_fingerprint = Ok(value.map(|v| fingerprint::of(v, roots.0, roots.1)));
+                if let Some(v) = value {
+                    toolchain_fingerprint =
+                        ToolchainPrint::Of(fingerprint::of(v, roots.0, roots.1));
+                }
                 if tc.kind != "toolchains" || tc.version.major != 1 {
                     gaps.push(Gap::new(
                         Code::FileApiUnsupportedVersion,

@@ -201,9 +201,30 @@ pub struct Codemodel {
 pub struct Fingerprints {
     /// By target index; `None` for a target whose object could not be used.
     pub targets: Vec<Option<String>>,
-    /// The toolchains reply's; `Ok(None)` when there is none, `Err` when it
-    /// could not be used.
-    pub toolchain: Result<Option<String>, ()>,
+    /// The toolchains reply's.
+    pub toolchain: ToolchainPrint,
+}
+
+/// The fingerprint of the toolchains reply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolchainPrint {
+    /// The reply has no toolchains object.
+    Absent,
+    /// Its fingerprint.
+    Of(String),
+    /// It could not be used (its gap says why).
+    Unusable,
+}
+
+/// Why a path has no one owning target ([`Codemodel::object_owner`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoOwner {
+    /// Object directories of several targets contain it.
+    #[error("lies inside the object directories of more than one target")]
+    Several,
+    /// No target's object directory contains it.
+    #[error("is not inside any target's CMakeFiles/<target>.dir/ directory")]
+    None,
 }
 
 impl Codemodel {
@@ -256,7 +277,7 @@ impl Codemodel {
 
     /// The one target whose `CMakeFiles/<target>.dir/` directory contains
     /// `path` (a depfile or an object file); an error says why there is none.
-    pub fn object_owner(&self, path: &str) -> Result<usize, &'static str> {
+    pub fn object_owner(&self, path: &str) -> Result<usize, NoOwner> {
         let mut found = None;
         let mut from = 0;
         while let Some(pos) = path[from..].find("/CMakeFiles/") {
@@ -264,14 +285,14 @@ impl Codemodel {
             if let Some(seg_len) = path[seg_start..].find('/') {
                 if let Some(&t) = self.object_dirs.get(&path[..seg_start + seg_len]) {
                     if found.is_some_and(|f| f != t) {
-                        return Err("lies inside the object directories of more than one target");
+                        return Err(NoOwner::Several);
                     }
                     found = Some(t);
                 }
             }
             from = seg_start;
         }
-        found.ok_or("is not inside any target's CMakeFiles/<target>.dir/ directory")
+        found.ok_or(NoOwner::None)
     }
 
     /// True when `abs_path` (absolute, folded, the codemodel's spelling) is a
