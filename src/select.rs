@@ -2,7 +2,7 @@
 //! policy rules, named changed paths, unvouched prerequisites and the base
 //! snapshot of the compare mode. Pure decisions over the stages' results.
 
-use crate::decide::{select_code, Decision, Forced};
+use crate::decide::{select_code, Forced};
 use crate::graph::{Graph, TestMapping};
 use crate::policy::{self, Policy};
 use crate::reason::{Code, Gap};
@@ -17,32 +17,27 @@ pub(crate) fn compare_base(
     base_snapshot: Option<&str>,
     policy: &Policy,
     cmake_changed: bool,
-    decision: &mut Decision,
-) -> Option<serde_json::Value> {
+) -> Result<Option<serde_json::Value>, Gap> {
     if !policy.compare_mode(base_snapshot.is_some()) || !cmake_changed {
-        return None;
+        return Ok(None);
     }
-    let path = base_snapshot?;
+    let Some(path) = base_snapshot else {
+        return Ok(None);
+    };
     let parsed = std::fs::read(path)
         .map_err(|e| e.to_string())
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).map_err(|e| e.to_string()));
     match parsed {
-        Ok(v) if v["schema"] == snapshot::SNAPSHOT_SCHEMA && v["tests"].is_object() => Some(v),
-        Ok(v) => {
-            decision.require_full(Gap::new(
-                Code::SnapshotInvalid,
-                format!(
-                    "{path}: not a {} document (schema {})",
-                    snapshot::SNAPSHOT_SCHEMA,
-                    v["schema"]
-                ),
-            ));
-            None
-        }
-        Err(e) => {
-            decision.require_full(Gap::new(Code::SnapshotInvalid, format!("{path}: {e}")));
-            None
-        }
+        Ok(v) if v["schema"] == snapshot::SNAPSHOT_SCHEMA && v["tests"].is_object() => Ok(Some(v)),
+        Ok(v) => Err(Gap::new(
+            Code::SnapshotInvalid,
+            format!(
+                "{path}: not a {} document (schema {})",
+                snapshot::SNAPSHOT_SCHEMA,
+                v["schema"]
+            ),
+        )),
+        Err(e) => Err(Gap::new(Code::SnapshotInvalid, format!("{path}: {e}"))),
     }
 }
 
