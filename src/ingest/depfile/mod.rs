@@ -29,11 +29,12 @@ mod map;
 pub(in crate::ingest) mod ninja_units;
 mod objects;
 mod read;
+mod source;
 mod stat;
-use audit::*;
 pub use map::SourceIndex;
 use map::*;
 use read::*;
+use source::{fold_all, DepSource, DepfileUnits, FoldCx};
 use stat::FileStat;
 
 /// Reads `--dep-list`, maps and audits every listed `.d`. Returns the evidence
@@ -209,6 +210,12 @@ impl<'r> ReadJob<'r> {
             logs: Vec::new(),
         };
         for w in workers {
+            for log in &w.logs {
+                // The entry a deps log was read from holds no depfile.
+                for (i, _) in (list.entries.iter().enumerate()).filter(|(_, e)| **e == log.path) {
+                    p.results[i] = Slot::Log;
+                }
+            }
             p.logs.extend(w.logs);
             for (i, r) in w.results {
                 if let Some(slot) = p.results.get_mut(i) {
@@ -239,6 +246,8 @@ pub struct Pending<'j, 'r> {
 /// What became of one entry of the list.
 enum Slot {
     Unread,
+    /// A Ninja deps log: a source of its own ([`DepSource`]).
+    Log,
     Read(Result<Parsed, Gap>),
     Mapped(Mapped),
 }
@@ -312,31 +321,30 @@ impl Pending<'_, '_> {
             sources,
             max_path,
         };
-        let mapped: Vec<Mapped> = if self.results.iter().all(|s| matches!(s, Slot::Mapped(_))) {
-            self.results
-                .into_iter()
-                .filter_map(|s| match s {
+        // `None`: a deps log's entry.
+        let mapped: Vec<Option<Mapped>> =
+            if (self.results.iter()).all(|s| matches!(s, Slot::Mapped(_) | Slot::Log)) {
+                (self.results.into_iter())
+                    .map(|s| match s {
+                        Slot::Mapped(m) => Some(m),
+                        _ => None,
+                    })
+                    .collect()
+            } else {
+                super::par_map_owned(self.results, |i, slot| match slot {
+                    Slot::Log => None,
                     Slot::Mapped(m) => Some(m),
-                    _ => None,
+                    Slot::Read(r) => Some(mapper.map(&entries[i], Some(r))),
+                    Slot::Unread => Some(mapper.map(&entries[i], None)),
                 })
-                .collect()
-        } else {
-            super::par_map_owned(self.results, |i, slot| match slot {
-                Slot::Mapped(m) => m,
-                Slot::Read(r) => mapper.map(&entries[i], Some(r)),
-                Slot::Unread => mapper.map(&entries[i], None),
-            })
-        };
+            };
         let mut again = Worker::default();
         let mut clean = true;
         let mut units: Vec<(usize, LocalUnit)> = Vec::with_capacity(entries.len());
         let mut logs = self.logs;
-        logs.sort_by(|a, b| a.path.cmp(&b.path));
         for (i, m) in mapped.into_iter().enumerate() {
+            let Some(m) = m else { continue };
             let d = &entries[i];
-            if logs.iter().any(|l| l.path == *d) {
-                continue; // a deps log: merged below
-            }
             let unit = match m {
                 Mapped::Unmapped(g) => Err(g),
                 Mapped::Done(unit) => unit,
@@ -380,19 +388,30 @@ impl Pending<'_, '_> {
         }
         ev.files = files;
         logs.extend(again.logs);
-        let (mut ev, mut gaps) = audit(model, entries, units, (stats, &hashes), clean, ev, gaps);
+        logs.sort_by(|a, b| a.path.cmp(&b.path));
         if ninja && logs.is_empty() {
             gaps.push(no_log_gap());
         }
-        let mut built = Vec::new();
-        for log in logs {
-            built.extend(ninja_units::merge(
-                &mut ev, &mut gaps, model, sources, log, max_path,
-            ));
-        }
-        if !built.is_empty() {
+        let depfiles = DepfileUnits {
+            entries,
+            units,
+            stats,
+            hashes,
+            clean,
+            gaps,
+        };
+        let mut each: Vec<Box<dyn DepSource + '_>> = vec![Box::new(depfiles)];
+        each.extend(logs.into_iter().map(|l| Box::new(l) as Box<dyn DepSource>));
+        let cx = FoldCx {
+            model,
+            sources,
+            max_path,
+        };
+        let folded = fold_all(each, &mut ev, &cx);
+        let mut gaps = folded.gaps;
+        if !folded.built.is_empty() {
             let commands = job.ninja_commands(model);
-            super::ninja_log::audit_commands(model, commands, &built, &mut gaps);
+            super::ninja_log::audit_commands(model, commands, &folded.built, &mut gaps);
         }
         (ev, gaps)
     }

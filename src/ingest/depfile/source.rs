@@ -1,0 +1,101 @@
+//! The interface every source of unit dependency evidence implements: the
+//! compilers' `.d` files of the dependency list ([`DepfileUnits`]) and a
+//! Ninja deps log (`ninja_units::Prepared`). Each source maps its own records
+//! to translation units and audits them (mapping, completeness, freshness);
+//! [`fold_all`] folds them in order into the run's [`DepEvidence`].
+
+use super::audit::audit;
+use super::map::{LocalUnit, SourceIndex};
+use super::ninja_units;
+use super::stat::FileStat;
+use crate::ingest::evidence::DepEvidence;
+use crate::ingest::file_api::Codemodel;
+use crate::reason::Gap;
+
+/// What every source folds against.
+pub(super) struct FoldCx<'a> {
+    /// The codemodel its records map to.
+    pub(super) model: &'a Codemodel,
+    /// (target, source) → the codemodel's compiled source.
+    pub(super) sources: &'a SourceIndex<'a>,
+    /// `--max-path-len`.
+    pub(super) max_path: usize,
+}
+
+/// What one source added besides its units.
+#[derive(Default)]
+pub(super) struct Folded {
+    /// The gaps of its mapping and audit.
+    pub(super) gaps: Vec<Gap>,
+    /// The units it described as (target, object as ninja spells it), for
+    /// the audit of the commands they were compiled with
+    /// (`ninja_log::audit_commands`); empty for a source that records no
+    /// command.
+    pub(super) built: Vec<(usize, String)>,
+}
+
+/// A source of unit dependency evidence.
+pub(super) trait DepSource {
+    /// Maps its records to units of `cx.model`, audits them, and folds the
+    /// units into `ev`.
+    fn fold(self: Box<Self>, ev: &mut DepEvidence, cx: &FoldCx<'_>) -> Folded;
+}
+
+/// Folds every source into `ev`, in order.
+pub(super) fn fold_all<'s>(
+    sources: Vec<Box<dyn DepSource + 's>>,
+    ev: &mut DepEvidence,
+    cx: &FoldCx<'_>,
+) -> Folded {
+    let mut all = Folded::default();
+    for s in sources {
+        let f = s.fold(ev, cx);
+        all.gaps.extend(f.gaps);
+        all.built.extend(f.built);
+    }
+    all
+}
+
+/// The `.d` files of the dependency list, read and mapped to their units:
+/// audited together (a file's stat is taken once, however many list it).
+pub(super) struct DepfileUnits<'a> {
+    /// Its entries.
+    pub(super) entries: &'a [String],
+    /// Each mapped unit, by entry index.
+    pub(super) units: Vec<(usize, LocalUnit)>,
+    /// Per file id: its stat and its path's hash, when taken.
+    pub(super) stats: Vec<FileStat>,
+    pub(super) hashes: Vec<Option<u64>>,
+    /// Every entry was mapped at the first reading.
+    pub(super) clean: bool,
+    /// The gaps of reading the list and mapping its entries.
+    pub(super) gaps: Vec<Gap>,
+}
+
+impl DepSource for DepfileUnits<'_> {
+    fn fold(self: Box<Self>, ev: &mut DepEvidence, cx: &FoldCx<'_>) -> Folded {
+        let me = *self;
+        let (audited, gaps) = audit(
+            cx.model,
+            me.entries,
+            me.units,
+            (me.stats, &me.hashes),
+            me.clean,
+            std::mem::take(ev),
+            me.gaps,
+        );
+        *ev = audited;
+        Folded {
+            gaps,
+            built: Vec::new(),
+        }
+    }
+}
+
+impl DepSource for ninja_units::Prepared {
+    fn fold(self: Box<Self>, ev: &mut DepEvidence, cx: &FoldCx<'_>) -> Folded {
+        let mut gaps = Vec::new();
+        let built = ninja_units::merge(ev, &mut gaps, cx.model, cx.sources, *self, cx.max_path);
+        Folded { gaps, built }
+    }
+}
