@@ -591,9 +591,18 @@ fn walk_and_decide(
     // then test-to-test data flow.
     let mut sel = Selection::new(cat, &impact.selected, forced);
     sel.by_named_paths(reaches, &changed);
-    let max_bytes = req.limits.max_file_bytes;
-    d.extend(sel.by_source_paths(&graph, mappings, &changed, max_bytes));
-    d.extend(sel.by_loading(&graph, mappings, &affected));
+    let mut is_affected = vec![false; model.targets.len()];
+    for &t in &affected {
+        is_affected[t] = true;
+    }
+    d.extend(sel.by_change_channels(&reach::ChangeCx {
+        graph: &graph,
+        catalogue: cat,
+        mappings,
+        changed: &changed,
+        affected: &is_affected,
+        max_bytes: req.limits.max_file_bytes,
+    }));
     sel.by_description(described.changed);
     let declarations = match &recorded {
         Some(r) => decide_by_record(r, &changed, &mut sel, &mut impact, cat),

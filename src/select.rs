@@ -356,51 +356,16 @@ impl<'c> Selection<'c> {
         }
     }
 
-    /// Tests not yet selected that may run or load an `affected` target
-    /// through the bytes of what they run or load ([`reach::loaded_by_bytes`]).
-    pub(crate) fn by_loading(
-        &mut self,
-        graph: &Graph<'_>,
-        mappings: &[TestMapping],
-        affected: &[usize],
-    ) -> Vec<Gap> {
-        let mut is_affected = vec![false; graph.model().targets.len()];
-        for &t in affected {
-            is_affected[t] = true;
-        }
-        let (loaded, gaps) = reach::loaded_by_bytes(
-            graph,
-            self.catalogue,
-            mappings,
-            &is_affected,
-            &self.selected,
-        );
-        for l in loaded {
-            self.select(l.test, select_code::MAY_LOAD_AFFECTED, l.detail);
-        }
-        gaps
-    }
-
-    /// Tests not yet selected that may read a changed path a declaration
-    /// let through from their own source directory
-    /// ([`reach::sourced_by_bytes`]: `__FILE__`).
-    pub(crate) fn by_source_paths(
-        &mut self,
-        graph: &Graph<'_>,
-        mappings: &[TestMapping],
-        changed: &[changes::Changed],
-        max_bytes: u64,
-    ) -> Vec<Gap> {
-        let (found, gaps) = reach::sourced_by_bytes(
-            graph,
-            self.catalogue,
-            mappings,
-            changed,
-            &self.selected,
-            max_bytes,
-        );
-        for s in found {
-            self.select(s.test, select_code::NAMES_CHANGED_PATH, s.detail);
+    /// Tests not yet selected that a change-time channel finds
+    /// ([`reach::change_channels`], in their order).
+    pub(crate) fn by_change_channels(&mut self, cx: &reach::ChangeCx<'_, '_>) -> Vec<Gap> {
+        let mut gaps = Vec::new();
+        for channel in reach::change_channels() {
+            let (picks, found) = channel.picks(cx, &self.selected);
+            for p in picks {
+                self.select(p.test, channel.code(), p.detail);
+            }
+            gaps.extend(found);
         }
         gaps
     }

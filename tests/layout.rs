@@ -417,3 +417,52 @@ fn the_error_check_sees_a_string_error() {
         ["Result<Vec<u8>, String>", "Result<(), ()>"]
     );
 }
+
+/// Every module of `src/reach/` that names paths for a test is a channel in
+/// one of the two tables (`impl Channel` in `reach::channels`, or wrapped by
+/// an `impl ChangeChannel` of `reach::change_channels`); the others are
+/// named here with what they serve, so a new module must say which it is.
+#[test]
+fn every_reach_module_that_names_paths_is_a_channel() {
+    let reach = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/reach");
+    let read = |f: &str| std::fs::read_to_string(reach.join(f)).unwrap();
+    let table = code_of(&read("mod.rs"));
+    let table = &table[table.find("fn channels").expect("reach::channels")..];
+    let change = code_of(&read("change_channel.rs"));
+    let helpers = [
+        ("mod", "the tables and the run"),
+        ("channel", "the per-test interface"),
+        ("change_channel", "the change-time interface and its table"),
+        ("lookup", "names against the build, for every channel"),
+        ("names", "the name scanner of texts"),
+        ("named", "what a text names"),
+        ("dirs", "named directories"),
+        ("file_texts", "files a channel reads, read once"),
+        ("bytes", "the run-time bytes of a binary"),
+        ("climbs", "relative climbs in bytes"),
+        ("plugins", "what is loadable, and where"),
+        ("flow", "test-to-test data flow (tests, not paths)"),
+    ];
+    let mut unclassified = Vec::new();
+    for e in std::fs::read_dir(&reach).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        let Some(module) = name.strip_suffix(".rs") else {
+            continue;
+        };
+        if helpers.iter().any(|(h, _)| *h == module) {
+            continue;
+        }
+        let code = code_of(&read(&name));
+        let per_test = code.contains("impl Channel for") || code.contains("> Channel for");
+        let in_table = table.contains(&format!("{module}::"));
+        let at_change = change.contains(&format!("super::{module}::"));
+        if !(per_test && in_table) && !at_change {
+            unclassified.push(module.to_owned());
+        }
+    }
+    unclassified.sort();
+    assert!(
+        unclassified.is_empty(),
+        "reach modules that are neither a channel in a table nor a named helper: {unclassified:?}"
+    );
+}

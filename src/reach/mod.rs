@@ -40,20 +40,28 @@
 //! Matching only ever adds dependencies; an unrelated token that happens to
 //! equal a file name costs precision, never safety.
 //!
-//! Layout: [`channel`] is the interface a channel implements; the channels
-//! are [`texts`] (a test's command, environment, working directories),
-//! [`scripts`] (source-tree scripts those name), [`named_files`]
-//! (configure-time files those name), [`closure_texts`]
-//! (definitions and build-tree headers of what its programs are built from)
-//! and [`beside`] (plugins beside its programs), run by [`extend_mappings`]
-//! from the table in [`channels`]. They all name through [`lookup`] and
-//! [`names`] (with [`dirs`] for named directories). After the walk,
-//! [`loaded`] follows binaries' [`bytes`] and [`climbs`] to the
-//! [`plugins`] they may load, and [`flow`] closes a selection over
-//! test-to-test data flow.
+//! Layout: two tables of channels, each behind its interface.
+//! * Before the change is known, per test ([`channel`], run by
+//!   [`extend_mappings`] from the table in [`channels`]): [`texts`] (a
+//!   test's command, environment, working directories), [`scripts`]
+//!   (source-tree scripts those name), [`named_files`] (configure-time files
+//!   those name), [`closure_texts`] (definitions and build-tree headers of
+//!   what its programs are built from) and [`beside`] (plugins beside its
+//!   programs). They all name through [`lookup`] and [`names`] (with
+//!   [`dirs`] for named directories).
+//! * After the walk, over the tests it did not select ([`change_channel`],
+//!   run from [`change_channels`]): [`sourced`] (programs holding a changed
+//!   path's directory as `__FILE__`) and [`loaded`] (programs naming an
+//!   affected artifact they may load).
+//!
+//! The rest name nothing for a test on their own: [`bytes`] (the run-time
+//! bytes of a binary), [`climbs`] (relative climbs in them) and [`plugins`]
+//! (what is loadable, and where) serve the channels; [`flow`] closes a
+//! selection over test-to-test data flow (tests, not paths).
 
 mod beside;
 mod bytes;
+mod change_channel;
 mod channel;
 mod climbs;
 mod closure_texts;
@@ -70,6 +78,7 @@ mod scripts;
 mod sourced;
 mod texts;
 
+pub use change_channel::{change_channels, ChangeChannel, ChangeCx};
 pub use flow::{data_flow, flow_groups, Flow};
 pub use loaded::{loaded_by_bytes, Loaded};
 pub use lookup::Lookup;

@@ -270,22 +270,7 @@ impl Pending<'_, '_> {
         let mut ev = DepEvidence::default();
         let list = job.list();
         let mut gaps = list.gaps.clone();
-        let no_log_gap = || {
-            Gap::new(
-                Code::DepsLogMissing,
-                if job.dep_list.is_empty() {
-                    format!(
-                        "the build uses the {:?} generator, which folds compiler depfiles into BUILD/.ninja_deps, and there is no {}/.ninja_deps: build the project with ninja first",
-                        model.generator, model.build_root
-                    )
-                } else {
-                    format!(
-                        "the build uses the {:?} generator, which folds compiler depfiles into BUILD/.ninja_deps, and {} names no deps log: add {}/.ninja_deps to it",
-                        model.generator, job.dep_list, model.build_root
-                    )
-                },
-            )
-        };
+        let no_log_gap = || deps_log_missing(&job.dep_list, model);
         let ninja = model.is_ninja();
         // CMake before 3.20 has its Makefiles generator scan dependencies
         // itself (depend.make): the compilers write no depfile to read.
@@ -415,6 +400,25 @@ impl Pending<'_, '_> {
         }
         (ev, gaps)
     }
+}
+
+/// `DEPS_LOG_MISSING`: a Ninja build whose dependency list (`dep_list`,
+/// empty when none was given) names no deps log.
+fn deps_log_missing(dep_list: &str, model: &Codemodel) -> Gap {
+    Gap::new(
+        Code::DepsLogMissing,
+        if dep_list.is_empty() {
+            format!(
+                "the build uses the {:?} generator, which folds compiler depfiles into BUILD/.ninja_deps, and there is no {}/.ninja_deps: build the project with ninja first",
+                model.generator, model.build_root
+            )
+        } else {
+            format!(
+                "the build uses the {:?} generator, which folds compiler depfiles into BUILD/.ninja_deps, and {} names no deps log: add {}/.ninja_deps to it",
+                model.generator, dep_list, model.build_root
+            )
+        },
+    )
 }
 
 #[cfg(test)]
