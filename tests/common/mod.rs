@@ -5,6 +5,7 @@
 //! install; nothing is skipped silently.
 #![allow(dead_code)]
 
+pub mod evidence;
 pub mod slots;
 
 use std::path::{Path, PathBuf};
