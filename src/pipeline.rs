@@ -150,6 +150,8 @@ struct Evidence<'m> {
     configure_reads: ingest::configure_reads::ConfigureReads,
     /// The test record (`--record`), when usable.
     recorded: Option<crate::recorded::Recorded>,
+    /// When the catalogue file was written.
+    listed: Option<std::time::SystemTime>,
 }
 
 /// Stages 2-3: the evidence read, the graph built, the tests mapped, and the
@@ -191,8 +193,11 @@ fn evidence_stage<'m>(
     );
     graph.add_depfile_evidence(&deps, &custom);
     gaps.extend(config_gaps);
+    let listed = std::fs::metadata(&req.ctest_json)
+        .and_then(|m| m.modified())
+        .ok();
     if let Some(c) = cat {
-        gaps.extend(ingest::ctest::audit_against(c, model, listed_at(req)));
+        gaps.extend(ingest::ctest::audit_against(c, model, listed));
     }
     let ev = Evidence {
         model,
@@ -201,6 +206,7 @@ fn evidence_stage<'m>(
         custom,
         configure_reads,
         recorded: None,
+        listed,
     };
     Ok(Audited {
         ev,
@@ -218,13 +224,6 @@ struct Audited<'m> {
     gaps: Vec<Gap>,
     /// The dependency list could not be read.
     list_failed: bool,
-}
-
-/// When the catalogue file was written.
-fn listed_at(req: &Request) -> Option<std::time::SystemTime> {
-    std::fs::metadata(&req.ctest_json)
-        .and_then(|m| m.modified())
-        .ok()
 }
 
 /// Stages 1-8 in order. Returns what they found and the catalogue (`Err`:
@@ -360,7 +359,7 @@ fn reach_stage(
     cat: &Catalogue,
     mut mappings: Vec<TestMapping>,
 ) -> Result<Reached, crate::request::UsageError> {
-    let lookup = reach::Lookup::new(&ev.graph, listed_at(req));
+    let lookup = reach::Lookup::new(&ev.graph, ev.listed);
     let (declarations, scripts) =
         declare::map_scripts(policy, &lookup, ev.model, cat, &mut mappings)?;
     let max_bytes = req.limits.max_file_bytes;
@@ -591,16 +590,12 @@ fn walk_and_decide(
     // then test-to-test data flow.
     let mut sel = Selection::new(cat, &impact.selected, forced);
     sel.by_named_paths(reaches, &changed);
-    let mut is_affected = vec![false; model.targets.len()];
-    for &t in &affected {
-        is_affected[t] = true;
-    }
     d.extend(sel.by_change_channels(&reach::ChangeCx {
         graph: &graph,
         catalogue: cat,
         mappings,
         changed: &changed,
-        affected: &is_affected,
+        affected: &affected,
         max_bytes: req.limits.max_file_bytes,
     }));
     sel.by_description(described.changed);

@@ -384,16 +384,7 @@ impl Scenario {
         for h in &self.after_head_build {
             h(&ctx);
         }
-        let mut args: Vec<String> = vec![
-            "--source-dir".into(),
-            ctx.src.display().to_string(),
-            "--build-dir".into(),
-            ctx.build.display().to_string(),
-            "--ctest-json".into(),
-            ctx.build.join("ctest.json").display().to_string(),
-            "--dep-list".into(),
-            ctx.build.join("deps.txt").display().to_string(),
-        ];
+        let mut args = common::tree_args(&ctx.src, &ctx.build);
         for c in &self.changed {
             args.push("--changed".into());
             args.push(c.clone());

@@ -16,6 +16,8 @@ use crate::graph::{Graph, TestMapping};
 use crate::ingest::ctest::Catalogue;
 use crate::reason::Gap;
 
+pub use super::channel::Pick;
+
 /// What every change-time channel looks at.
 pub struct ChangeCx<'a, 'g> {
     /// The target graph.
@@ -26,19 +28,11 @@ pub struct ChangeCx<'a, 'g> {
     pub mappings: &'a [TestMapping],
     /// The changed paths, classified.
     pub changed: &'a [Changed],
-    /// Per target: affected by the change (the walk, and changed build
-    /// descriptions).
-    pub affected: &'a [bool],
+    /// The targets the change affects (the walk's, and those whose build
+    /// description changed), sorted.
+    pub affected: &'a [usize],
     /// `--max-file-bytes`.
     pub max_bytes: u64,
-}
-
-/// A test a change-time channel selects.
-pub struct Pick {
-    /// Test index.
-    pub test: usize,
-    /// Why, in words.
-    pub detail: String,
 }
 
 /// A change-time channel.
@@ -58,21 +52,14 @@ impl ChangeChannel for SourcePaths {
     }
 
     fn picks(&self, cx: &ChangeCx<'_, '_>, selected: &[bool]) -> (Vec<Pick>, Vec<Gap>) {
-        let (found, gaps) = super::sourced::sourced_by_bytes(
+        super::sourced::sourced_by_bytes(
             cx.graph,
             cx.catalogue,
             cx.mappings,
             cx.changed,
             selected,
             cx.max_bytes,
-        );
-        let picks = (found.into_iter())
-            .map(|s| Pick {
-                test: s.test,
-                detail: s.detail,
-            })
-            .collect();
-        (picks, gaps)
+        )
     }
 }
 
@@ -85,20 +72,11 @@ impl ChangeChannel for Loading {
     }
 
     fn picks(&self, cx: &ChangeCx<'_, '_>, selected: &[bool]) -> (Vec<Pick>, Vec<Gap>) {
-        let (loaded, gaps) = super::loaded::loaded_by_bytes(
-            cx.graph,
-            cx.catalogue,
-            cx.mappings,
-            cx.affected,
-            selected,
-        );
-        let picks = (loaded.into_iter())
-            .map(|l| Pick {
-                test: l.test,
-                detail: l.detail,
-            })
-            .collect();
-        (picks, gaps)
+        let mut affected = vec![false; cx.graph.model().targets.len()];
+        for &t in cx.affected {
+            affected[t] = true;
+        }
+        super::loaded::loaded_by_bytes(cx.graph, cx.catalogue, cx.mappings, &affected, selected)
     }
 }
 

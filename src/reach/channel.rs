@@ -12,6 +12,15 @@ use crate::ingest::file_api::Codemodel;
 use crate::paths;
 use crate::reason::Gap;
 
+/// A test a change-time channel selects ([`super::ChangeChannel`]).
+#[derive(Clone, Debug)]
+pub struct Pick {
+    /// Test index.
+    pub test: usize,
+    /// Why, in words.
+    pub detail: String,
+}
+
 /// What a channel sees of one test.
 pub(super) struct TestCx<'a, 'g, 'm> {
     /// The run's lookup tables.

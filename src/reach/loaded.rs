@@ -134,14 +134,9 @@ fn may_load(
     found
 }
 
-/// One test selected because it may load an affected program or library.
-#[derive(Clone, Debug)]
-pub struct Loaded {
-    /// Test index.
-    pub test: usize,
-    /// In words: which of its programs names which affected artifact.
-    pub detail: String,
-}
+/// One test selected because it may load an affected program or library
+/// (its detail: which of its programs names which affected artifact).
+pub type Loaded = super::channel::Pick;
 
 /// One walk over dependency and mention edges from every unselected test's
 /// targets (scanning each binary once, into `mentions`): which targets it

@@ -16,12 +16,7 @@ use crate::paths;
 use crate::reason::{Code, Gap};
 
 /// A test that may read a changed path from its own source directory.
-pub struct Sourced {
-    /// Test index.
-    pub test: usize,
-    /// Why, in words.
-    pub detail: String,
-}
+pub type Sourced = super::channel::Pick;
 
 /// What one binary's run-time bytes hold: the directories of the absolute
 /// source-tree paths in them, and their name tokens.

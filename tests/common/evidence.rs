@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::{run_bin, Run};
+use super::{run_on, Run};
 
 /// Seconds since the epoch of the sources; configure and the build follow.
 const T0: i64 = 1_700_000_000;
@@ -465,22 +465,7 @@ impl Tree {
     /// diff2test over this tree's evidence with `changed` (relative to the
     /// source root) and `extra` arguments.
     pub fn run(&self, changed: &[&str], extra: &[&str]) -> Run {
-        let mut args: Vec<String> = vec![
-            "--source-dir".into(),
-            self.src.display().to_string(),
-            "--build-dir".into(),
-            self.build.display().to_string(),
-            "--ctest-json".into(),
-            self.build.join("ctest.json").display().to_string(),
-            "--dep-list".into(),
-            self.build.join("deps.txt").display().to_string(),
-        ];
-        for c in changed {
-            args.push("--changed".into());
-            args.push((*c).to_owned());
-        }
-        args.extend(extra.iter().map(|e| (*e).to_owned()));
-        run_bin(&args, None)
+        run_on(&self.src, &self.build, changed, extra)
     }
 
     /// Rewrites source file `path` (relative) with `text`, dated after the build.

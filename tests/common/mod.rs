@@ -277,26 +277,11 @@ impl Built {
     }
     /// The standard arguments (everything but the change).
     pub fn base_args(&self) -> Vec<String> {
-        vec![
-            "--source-dir".into(),
-            self.src.display().to_string(),
-            "--build-dir".into(),
-            self.build.display().to_string(),
-            "--ctest-json".into(),
-            self.ctest_json().display().to_string(),
-            "--dep-list".into(),
-            self.deps().display().to_string(),
-        ]
+        tree_args(&self.src, &self.build)
     }
     /// Runs the binary with the standard arguments, `--changed` for each path, and `extra`.
     pub fn run(&self, changed: &[&str], extra: &[&str]) -> Run {
-        let mut args = self.base_args();
-        for c in changed {
-            args.push("--changed".into());
-            args.push((*c).into());
-        }
-        args.extend(extra.iter().map(|s| s.to_string()));
-        run_bin(&args, None)
+        run_on(&self.src, &self.build, changed, extra)
     }
     /// Replaces the temp root with `[ROOT]`.
     pub fn redact(&self, s: &str) -> String {
@@ -345,6 +330,33 @@ pub fn touch_future(path: &Path, secs: i64) {
 }
 
 /// Runs the diff2test binary.
+/// The arguments naming the evidence of the tree at `src` and `build`, as
+/// `fixtures/prepare-build.sh` leaves it (`BUILD/ctest.json`, `BUILD/deps.txt`):
+/// everything but the change.
+pub fn tree_args(src: &Path, build: &Path) -> Vec<String> {
+    vec![
+        "--source-dir".into(),
+        src.display().to_string(),
+        "--build-dir".into(),
+        build.display().to_string(),
+        "--ctest-json".into(),
+        build.join("ctest.json").display().to_string(),
+        "--dep-list".into(),
+        build.join("deps.txt").display().to_string(),
+    ]
+}
+
+/// Runs the binary over that tree with `--changed` for each path, and `extra`.
+pub fn run_on(src: &Path, build: &Path, changed: &[&str], extra: &[&str]) -> Run {
+    let mut args = tree_args(src, build);
+    for c in changed {
+        args.push("--changed".into());
+        args.push((*c).into());
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    run_bin(&args, None)
+}
+
 pub fn run_bin(args: &[String], stdin: Option<&[u8]>) -> Run {
     let mut cmd = assert_cmd::Command::cargo_bin("diff2test").unwrap();
     cmd.args(args);
