@@ -239,6 +239,7 @@ fn analyse_evidence(
     // A snapshot (made, or compared with a base's) fingerprints the evidence as it is parsed.
     let fingerprints = req.command == Command::Snapshot
         || (req.base_snapshot.is_some() && policy.compare_mode(true));
+    let asked = record_asked(req);
     let ingested = ingest::build::read(
         reader,
         ingest::build::Request {
@@ -252,6 +253,7 @@ fn analyse_evidence(
             max_tests: req.limits.max_tests,
             // The document is kept for a snapshot's and a record's entry fingerprints.
             keep_ctest_document: fingerprints || req.record.is_some(),
+            record: asked.as_ref(),
         },
         model_cell,
     );
@@ -295,8 +297,8 @@ fn analyse_evidence(
         }
     };
     d.extend(reached.gaps.drain(..));
-    let (recorded, record_notes) = audit_record(req, cat);
-    ev.recorded = recorded;
+    let record_notes = std::mem::take(&mut ev.deps.tests.notes);
+    ev.recorded = ev.deps.tests.recorded.take();
     let mut bounded = boundaries_stage(policy, &ev, cat_or_empty, &reached, list_failed);
     d.extend(bounded.gaps.drain(..));
     let mut classified = classify_stage(req, policy, &ev, cat_or_empty, &reached);
@@ -724,31 +726,19 @@ fn decide_by_record(
     uses
 }
 
-/// Reads and audits `--record` (when given) against this run's catalogue
-/// and base: the record when usable, and what to say about it.
-fn audit_record(
-    req: &Request,
-    cat: Option<&Catalogue>,
-) -> (Option<crate::recorded::Recorded>, Vec<String>) {
-    let (Some(path), Some(cat)) = (&req.record, cat) else {
-        return (None, Vec::new());
-    };
-    let empty = serde_json::Value::Null;
+/// What `--record` (when given) asks of the record: its audit is the
+/// dependency evidence's (`ingest::record_audit`).
+fn record_asked(req: &Request) -> Option<ingest::record_audit::Asked> {
+    let path = req.record.as_ref()?;
     let top = paths::repo_root_above(&req.source_dir).unwrap_or_else(|| req.source_dir.clone());
-    let changed_abs: Vec<String> = (req.changed.iter())
-        .map(|c| paths::join_fold(&top, &c.to_string_lossy()))
-        .collect();
-    let audit = crate::recorded::audit(&crate::recorded::Input {
-        path,
-        source_dir: &req.source_dir,
-        build_dir: &req.build_dir,
-        catalogue_json: cat.json.as_ref().unwrap_or(&empty),
-        catalogue: cat,
-        base_commit: req.base_commit.as_deref(),
-        changed_abs: &changed_abs,
+    Some(ingest::record_audit::Asked {
+        path: path.clone(),
+        base_commit: req.base_commit.clone(),
+        changed_abs: (req.changed.iter())
+            .map(|c| paths::join_fold(&top, &c.to_string_lossy()))
+            .collect(),
         max_bytes: req.limits.max_file_bytes.max(1 << 30),
-    });
-    (audit.recorded, audit.notes)
+    })
 }
 
 /// A run stopped by `--max-total-bytes` has read a part of the evidence that

@@ -466,3 +466,52 @@ fn every_reach_module_that_names_paths_is_a_channel() {
         "reach modules that are neither a channel in a table nor a named helper: {unclassified:?}"
     );
 }
+
+#[test]
+fn every_dependency_evidence_source_folds_through_the_trait() {
+    // What reads each source into the `DepEvidence` (the `.d` files' audit,
+    // the Ninja deps log's merge, the test record's audit): named (imported
+    // or called) nowhere but in its `DepSource` impl, so that no source is
+    // wired around the trait.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let folds = [
+        (
+            "ingest/depfile/audit.rs",
+            "pub(super) fn audit(",
+            "audit::audit",
+        ),
+        (
+            "ingest/depfile/ninja_units.rs",
+            "pub(crate) fn merge(",
+            "ninja_units::merge",
+        ),
+        (
+            "ingest/record_audit.rs",
+            "pub fn audit(",
+            "record_audit::audit",
+        ),
+    ];
+    let source = root.join("ingest/depfile/source.rs");
+    let by_trait = code_of(&std::fs::read_to_string(&source).unwrap());
+    let mut around = Vec::new();
+    for (home, def, name) in folds {
+        let text = std::fs::read_to_string(root.join(home)).unwrap();
+        assert!(
+            text.contains(def),
+            "{home} no longer defines {def}: update this test"
+        );
+        assert!(
+            by_trait.contains(name),
+            "source.rs does not fold {home} ({name})"
+        );
+        for path in src_files().values().filter(|p| **p != source) {
+            if code_of(&std::fs::read_to_string(path).unwrap()).contains(name) {
+                around.push(format!("{} names {name}", path.display()));
+            }
+        }
+    }
+    assert!(
+        around.is_empty(),
+        "sources folded around the DepSource trait: {around:?}"
+    );
+}

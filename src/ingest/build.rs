@@ -18,9 +18,10 @@ use std::sync::OnceLock;
 use super::configure_reads::{self, ConfigureReads};
 use super::ctest::Catalogue;
 use super::custom_commands::{self, Recorded};
+use super::depfile::source::{fold_all, DepSource, FoldCx};
 use super::depfile::{self, DepEvidence, ReadJob, SourceIndex};
 use super::file_api::{self, Codemodel};
-use super::{autogen, ninja_log, threads, Reader};
+use super::{autogen, ninja_log, record_audit, threads, Reader};
 use crate::reason::{Code, Gap};
 
 /// What the build's evidence is read from.
@@ -45,6 +46,9 @@ pub struct Request<'a> {
     /// Keep the catalogue's document (a snapshot's and a record's entry
     /// fingerprints need it).
     pub keep_ctest_document: bool,
+    /// `--record`: a record of the base's test run, folded into the
+    /// dependency evidence once the catalogue it covers is read.
+    pub record: Option<&'a record_audit::Asked>,
 }
 
 /// Everything read of the build.
@@ -160,8 +164,23 @@ pub fn read<'m>(
         };
         let recorded = custom_commands::parse(reader, model, custom_edges);
         let configure_reads = joined(scanning);
-        let (deps, dep_gaps, list_failed) = joined(joining);
+        let (mut deps, dep_gaps, list_failed) = joined(joining);
         gaps.extend(dep_gaps);
+        if let (Some(asked), Ok(catalogue)) = (req.record, &catalogue) {
+            let record = record_audit::Input {
+                asked,
+                source_dir: req.source_dir,
+                build_dir: req.build_dir,
+                catalogue,
+            };
+            let cx = FoldCx {
+                model,
+                sources,
+                max_path: reader.limits().max_path_len,
+            };
+            let sources: Vec<Box<dyn DepSource>> = vec![Box::new(record)];
+            gaps.extend(fold_all(sources, &mut deps, &cx).gaps);
+        }
         Ingested {
             catalogue,
             modelled: Some(Modelled {

@@ -70,6 +70,9 @@ pub struct DepEvidence {
     /// compares, with the size and then the bytes, to skip a `#pragma once`
     /// twin); `None` when unknown.
     pub mtime_secs: Vec<Option<u64>>,
+    /// What each test read at base, from a record of its run (`--record`):
+    /// the record when its audit found it usable, and the audit's notes.
+    pub tests: super::record_audit::Audit,
 }
 
 impl DepEvidence {

@@ -23,6 +23,7 @@ pub mod ninja_deps;
 pub mod ninja_log;
 pub mod ninja_manifest;
 pub mod record;
+pub mod record_audit;
 pub mod strace;
 
 use std::io::Read;

@@ -29,7 +29,7 @@ mod map;
 pub(in crate::ingest) mod ninja_units;
 mod objects;
 mod read;
-mod source;
+pub(crate) mod source;
 mod stat;
 pub use map::SourceIndex;
 use map::*;

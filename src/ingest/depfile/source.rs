@@ -1,8 +1,11 @@
-//! The interface every source of unit dependency evidence implements: the
+//! The interface every source of dependency evidence implements: the
 //! compilers' `.d` files of the dependency list ([`DepfileUnits`]) and a
-//! Ninja deps log (`ninja_units::Prepared`). Each source maps its own records
-//! to translation units and audits them (mapping, completeness, freshness);
-//! [`fold_all`] folds them in order into the run's [`DepEvidence`].
+//! Ninja deps log (`ninja_units::Prepared`), which say what each translation
+//! unit read, and a record of the base's test run (`record_audit::Input`,
+//! `--record`), which says what each test read. Each source maps its own
+//! records to units or tests and audits them (mapping, completeness,
+//! freshness); [`fold_all`] folds them in order into the run's
+//! [`DepEvidence`].
 
 use super::audit::audit;
 use super::map::{LocalUnit, SourceIndex};
@@ -10,39 +13,40 @@ use super::ninja_units;
 use super::stat::FileStat;
 use crate::ingest::evidence::DepEvidence;
 use crate::ingest::file_api::Codemodel;
+use crate::ingest::record_audit;
 use crate::reason::Gap;
 
 /// What every source folds against.
-pub(super) struct FoldCx<'a> {
+pub(crate) struct FoldCx<'a> {
     /// The codemodel its records map to.
-    pub(super) model: &'a Codemodel,
+    pub(crate) model: &'a Codemodel,
     /// (target, source) → the codemodel's compiled source.
-    pub(super) sources: &'a SourceIndex<'a>,
+    pub(crate) sources: &'a SourceIndex<'a>,
     /// `--max-path-len`.
-    pub(super) max_path: usize,
+    pub(crate) max_path: usize,
 }
 
 /// What one source added besides its units.
 #[derive(Default)]
-pub(super) struct Folded {
+pub(crate) struct Folded {
     /// The gaps of its mapping and audit.
-    pub(super) gaps: Vec<Gap>,
+    pub(crate) gaps: Vec<Gap>,
     /// The units it described as (target, object as ninja spells it), for
     /// the audit of the commands they were compiled with
     /// (`ninja_log::audit_commands`); empty for a source that records no
     /// command.
-    pub(super) built: Vec<(usize, String)>,
+    pub(crate) built: Vec<(usize, String)>,
 }
 
 /// A source of unit dependency evidence.
-pub(super) trait DepSource {
-    /// Maps its records to units of `cx.model`, audits them, and folds the
-    /// units into `ev`.
+pub(crate) trait DepSource {
+    /// Maps its records to units of `cx.model` (or to tests), audits them,
+    /// and folds what they say into `ev`.
     fn fold(self: Box<Self>, ev: &mut DepEvidence, cx: &FoldCx<'_>) -> Folded;
 }
 
 /// Folds every source into `ev`, in order.
-pub(super) fn fold_all<'s>(
+pub(crate) fn fold_all<'s>(
     sources: Vec<Box<dyn DepSource + 's>>,
     ev: &mut DepEvidence,
     cx: &FoldCx<'_>,
@@ -97,5 +101,16 @@ impl DepSource for ninja_units::Prepared {
         let mut gaps = Vec::new();
         let built = ninja_units::merge(ev, &mut gaps, cx.model, cx.sources, *self, cx.max_path);
         Folded { gaps, built }
+    }
+}
+
+impl DepSource for record_audit::Input<'_> {
+    /// A record says what tests read, not units: audited against the
+    /// catalogue and the base, it is the evidence's per-test part
+    /// (`DepEvidence::tests`); its findings are notes, not gaps (an
+    /// unusable record leaves the static evidence to decide alone).
+    fn fold(self: Box<Self>, ev: &mut DepEvidence, _cx: &FoldCx<'_>) -> Folded {
+        ev.tests = record_audit::audit(&self);
+        Folded::default()
     }
 }
