@@ -13,7 +13,7 @@ use clap::Parser;
 use crate::ingest::Limits;
 use crate::paths;
 pub use crate::request::UsageError;
-use crate::request::{Command, Format, Request};
+use crate::request::{Command, Format, RecordRequest, Request, Writes};
 
 const AFTER_HELP: &str = "\
 Subcommands (each with its own --help):
@@ -165,10 +165,8 @@ pub struct Cli {
 
 /// What parsing produced.
 pub enum Parsed {
-    /// Run an analysis.
-    Run(Box<Request>),
-    /// `diff2test record`: write a record from strace logs.
-    Record(Box<crate::record::RecordRequest>),
+    /// Run a command.
+    Run(Command),
     /// Help or version text: print to stdout, exit 0.
     Info(String),
 }
@@ -320,7 +318,7 @@ fn parse_record(args: Vec<OsString>) -> Result<Parsed, UsageError> {
     let straces = (r.straces.into_iter())
         .map(|p| file("--strace", Some(p)))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Parsed::Record(Box::new(crate::record::RecordRequest {
+    Ok(Parsed::Run(Command::Record(Box::new(RecordRequest {
         ctest_json: ctest_json(r.roots.ctest_json, &build_dir)?,
         source_dir,
         build_dir,
@@ -330,7 +328,7 @@ fn parse_record(args: Vec<OsString>) -> Result<Parsed, UsageError> {
             .as_ref()
             .map(|p| file("--output", Some(p.clone())))
             .transpose()?,
-    })))
+    }))))
 }
 
 /// A subcommand's arguments, or its help text.
@@ -381,7 +379,7 @@ fn request_of(
 ) -> Result<Parsed, UsageError> {
     let source_dir = dir("--source-dir", s.roots.source_dir)?;
     let build_dir = dir("--build-dir", s.roots.build_dir)?;
-    Ok(Parsed::Run(Box::new(Request {
+    Ok(Parsed::Run(Command::of(Request {
         ctest_json: ctest_json(s.roots.ctest_json, &build_dir)?,
         dep_list: dep_list(s.dep_list)?,
         build_dir,
@@ -403,10 +401,10 @@ fn request_of(
             .transpose()?,
         shard: None,
         fail_on_setup_error: false,
-        command: if init {
-            Command::Init
+        writes: if init {
+            Writes::Policy
         } else {
-            Command::Snapshot
+            Writes::Snapshot
         },
         base_snapshot: None,
         base_commit: None,
@@ -619,7 +617,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, UsageE
         Some(p) => Some(file("--policy", Some(p))?),
         None => None,
     };
-    Ok(Parsed::Run(Box::new(Request {
+    Ok(Parsed::Run(Command::of(Request {
         receipt,
         policy,
         explain: cli.explain,
@@ -638,7 +636,7 @@ pub fn parse(args: Vec<OsString>, stdin: &mut dyn Read) -> Result<Parsed, UsageE
         output,
         shard,
         fail_on_setup_error: cli.fail_on_setup_error,
-        command: Command::Select,
+        writes: Writes::Selection,
         base_commit,
         edited,
         base_snapshot: cli

@@ -42,7 +42,7 @@ use std::io::{Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use decide::Outcome;
-use request::{Command, UsageError};
+use request::{Command, UsageError, Writes};
 
 /// Runs one invocation: parses `args`, analyses, writes stdout/stderr, returns the exit code.
 pub fn run(
@@ -84,7 +84,7 @@ pub fn run(
 }
 
 /// `diff2test record`: the record, written whole to `--output` or stdout.
-fn write_record(req: &record::RecordRequest, out: &mut Vec<u8>, err: &mut Vec<u8>) -> u8 {
+fn write_record(req: &request::RecordRequest, out: &mut Vec<u8>, err: &mut Vec<u8>) -> u8 {
     let rec = match record::record(req) {
         Ok(r) => r,
         Err(msg) => return usage(msg, err),
@@ -131,8 +131,8 @@ fn usage(why: impl std::fmt::Display, err: &mut Vec<u8>) -> u8 {
 fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &mut Vec<u8>) -> u8 {
     // 1. CLI and changed-path source.
     let req = match cli::parse(args, stdin) {
-        Ok(cli::Parsed::Run(r)) => r,
-        Ok(cli::Parsed::Record(r)) => return write_record(&r, out, err),
+        Ok(cli::Parsed::Run(Command::Record(r))) => return write_record(&r, out, err),
+        Ok(cli::Parsed::Run(Command::Select(r) | Command::Snapshot(r) | Command::Init(r))) => r,
         Ok(cli::Parsed::Info(text)) => {
             out.extend_from_slice(text.as_bytes());
             return 0;
@@ -166,7 +166,7 @@ fn analyse(args: Vec<OsString>, stdin: &mut dyn Read, out: &mut Vec<u8>, err: &m
     }
     // `diff2test init` succeeds whenever it wrote its policy: what stops a
     // subset today is what the policy helps with.
-    let code = if req.command == Command::Init && analysis.init.is_some() {
+    let code = if req.writes == Writes::Policy && analysis.init.is_some() {
         0
     } else {
         analysis.outcome.exit_code()

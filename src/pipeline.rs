@@ -32,7 +32,7 @@ use crate::policy::{OpaqueMode, Policy};
 use crate::reach::TestReach;
 use crate::reason::{Code, Gap};
 use crate::report::emit::{self, Emitter};
-use crate::request::{Command, Request};
+use crate::request::{Request, Writes};
 use crate::select::{self, apply_policy, compare_base, unvouched_prerequisites, Selection};
 use crate::verdict::{fallback_verdicts, verdicts};
 use crate::{changes, declare, graph, paths, reach, snapshot, vcs};
@@ -237,7 +237,7 @@ fn analyse_evidence(
 ) -> (Found, Result<Catalogue, Gap>) {
     let mut d = Decision::default();
     // A snapshot (made, or compared with a base's) fingerprints the evidence as it is parsed.
-    let fingerprints = req.command == Command::Snapshot
+    let fingerprints = req.writes == Writes::Snapshot
         || (req.base_snapshot.is_some() && policy.compare_mode(true));
     let asked = record_asked(req);
     let ingested = ingest::build::read(
@@ -366,7 +366,7 @@ fn reach_stage(
         declare::map_scripts(policy, &lookup, ev.model, cat, &mut mappings)?;
     let max_bytes = req.limits.max_file_bytes;
     let (reaches, gaps) = reach::extend_mappings(&lookup, &ev.deps, cat, &mut mappings, max_bytes);
-    let init = (req.command == Command::Init).then(|| {
+    let init = (req.writes == Writes::Policy).then(|| {
         crate::init::suggest(&crate::init::Input {
             lookup: &lookup,
             graph: &ev.graph,
@@ -617,7 +617,7 @@ fn walk_and_decide(
         .map(|&i| cat.tests[i].name.clone())
         .collect();
     // A snapshot fingerprints every test whatever changes later: its gaps stay.
-    if req.changed.is_empty() && req.command != Command::Snapshot {
+    if req.changed.is_empty() && req.writes != Writes::Snapshot {
         d.nothing_changed();
     }
     let outcome = d.finish(all, selected, impact.chains, sel.forced);
@@ -661,10 +661,10 @@ fn describe_stage(
     base_snapshot: Option<&serde_json::Value>,
 ) -> Described {
     let mut out = Described::default();
-    if req.command != Command::Snapshot && base_snapshot.is_none() {
+    if req.writes != Writes::Snapshot && base_snapshot.is_none() {
         return out;
     }
-    let commit = if req.command == Command::Snapshot {
+    let commit = if req.writes == Writes::Snapshot {
         vcs::resolve_commit(std::path::Path::new(&req.source_dir), "HEAD").ok()
     } else {
         None

@@ -23,27 +23,12 @@ use crate::ingest::ctest::Catalogue;
 use crate::ingest::record::{self, File, Log, Record, State, Status, TestRun, Tree};
 use crate::ingest::strace::{self, Exit, Kind, Trace};
 use crate::paths;
-use crate::request::UsageError;
+use crate::request::{RecordRequest, UsageError};
 
 /// The strace options of the one documented command line (README, `record
 /// --help`, `init`'s header, the Action, the mutation suite and the tests spell
 /// it the same way: `tests/ci_config.rs` checks).
 pub const STRACE_OPTIONS: &str = "-f -y -s 4096 -e trace=%file,%process,getdents64,fchdir";
-
-/// What `diff2test record` was asked.
-#[derive(Debug, Clone)]
-pub struct RecordRequest {
-    /// `--source-dir`, absolute and folded.
-    pub source_dir: String,
-    /// `--build-dir`, absolute and folded.
-    pub build_dir: String,
-    /// `--ctest-json`, absolute and folded.
-    pub ctest_json: String,
-    /// `--strace` logs, as given.
-    pub straces: Vec<String>,
-    /// `--output`, absolute.
-    pub output: Option<String>,
-}
 
 /// The largest log read (bytes): a whole suite's log is large, not unbounded.
 pub const MAX_LOG_BYTES: u64 = 16 << 30;

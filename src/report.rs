@@ -25,7 +25,7 @@ use crate::analysis::Analysis;
 use crate::decide::Outcome;
 use crate::graph::Chain;
 use crate::reason::{Code, Gap};
-use crate::request::{Command, Request};
+use crate::request::{Request, Writes};
 
 /// At most this many reasons per code are listed; the rest are counted.
 const MAX_REASONS_PER_CODE: usize = 25;
@@ -62,10 +62,10 @@ pub fn render(
         render_state_only(outcome, err);
         return Ok(());
     }
-    match req.command {
-        Command::Snapshot => snapshot_report(a, out, err),
-        Command::Init => init_report(a, out, err),
-        Command::Select => select_report(a, req, out, err)?,
+    match req.writes {
+        Writes::Snapshot => snapshot_report(a, out, err),
+        Writes::Policy => init_report(a, out, err),
+        Writes::Selection => select_report(a, req, out, err)?,
     }
     Ok(())
 }

@@ -20,16 +20,57 @@ pub enum Format {
     Markdown,
 }
 
-/// What a run over the build's evidence was asked for. (`diff2test record`
-/// reads strace logs, not a build: it is [`crate::cli::Parsed::Record`].)
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the command line asked for: one subcommand, with its validated
+/// request. (`--help` and `--version` are not commands: `cli::Parsed::Info`.)
+#[derive(Debug)]
 pub enum Command {
     /// Select the tests a change set affects (no subcommand).
-    Select,
+    Select(Box<Request>),
     /// `diff2test snapshot`: write the build's snapshot instead of selecting.
-    Snapshot,
+    Snapshot(Box<Request>),
     /// `diff2test init`: write a starter policy instead of selecting.
-    Init,
+    Init(Box<Request>),
+    /// `diff2test record`: write a record of what each test read, from
+    /// strace logs of the base's test run (no build evidence is analysed).
+    Record(Box<RecordRequest>),
+}
+
+impl Command {
+    /// The command of an analysis request: the one its [`Writes`] names.
+    pub fn of(req: Request) -> Command {
+        match req.writes {
+            Writes::Selection => Command::Select(Box::new(req)),
+            Writes::Snapshot => Command::Snapshot(Box::new(req)),
+            Writes::Policy => Command::Init(Box::new(req)),
+        }
+    }
+}
+
+/// What an analysis of the build's evidence writes (the stages that differ
+/// by command ask this of the request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// The selection ([`Command::Select`]).
+    Selection,
+    /// The build's snapshot ([`Command::Snapshot`]).
+    Snapshot,
+    /// A starter policy ([`Command::Init`]).
+    Policy,
+}
+
+/// What `diff2test record` was asked.
+#[derive(Debug, Clone)]
+pub struct RecordRequest {
+    /// `--source-dir`, absolute and folded.
+    pub source_dir: String,
+    /// `--build-dir`, absolute and folded.
+    pub build_dir: String,
+    /// `--ctest-json`, absolute and folded.
+    pub ctest_json: String,
+    /// `--strace` logs, as given.
+    pub straces: Vec<String>,
+    /// `--output`, absolute.
+    pub output: Option<String>,
 }
 
 /// A validated analysis request.
@@ -73,7 +114,7 @@ pub struct Request {
     /// `--fail-on-setup-error`.
     pub fail_on_setup_error: bool,
     /// What the run writes: a selection, a snapshot or a starter policy.
-    pub command: Command,
+    pub writes: Writes,
     /// `--base-snapshot`, absolute.
     pub base_snapshot: Option<String>,
     /// The commit the change set starts from (`--base` resolved, or the merge base).
