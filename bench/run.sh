@@ -21,6 +21,10 @@
 #                    its object records list, each object
 #   readall + audit stats both on 2 threads   (Ninja presets) the same reads and stats,
 #                    half of each on each thread at once: the floor with perfect balance
+#   readall + minimal parse + audit stats on 2 threads   (Ninja presets) the same, and each
+#                    file parsed as little as its format allows (JSON into IgnoredAny, the
+#                    deps log, the build log, the manifest's statements): the floor of a
+#                    parser that builds nothing
 #   diff2test        whole process, --format names, --changed-from each change set the
 #                    generator wrote: one-header, twenty-files (expect exit 0,
 #                    SUBSET_SELECTED) and build-config (expect exit 3)
@@ -55,7 +59,7 @@ while [[ $# -gt 0 ]]; do
     --fresh) fresh=1; shift ;;
     --interleave) interleave=1; shift ;;
     --snapshot) snapshot=1; shift ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
     -*) echo "bench/run.sh: unknown option $1" >&2; exit 2 ;;
     *) preset=$1; shift ;;
   esac
@@ -169,6 +173,9 @@ if [[ $n_logs -gt 0 ]]; then
   cmds+=("$(printf %q "$readall") $(printf %q "$files") 2 --stat-list $(printf %q "$tmp/stat-list.txt") > /dev/null")
   labels+=("readall + audit stats both on 2 threads")
   cmds+=("$(printf %q "$readall") $(printf %q "$files") 2 --stat-list-spread $(printf %q "$tmp/stat-list.txt") > /dev/null")
+  # The least any parser of these formats must do beyond that (examples/readall.rs --parse-spread).
+  labels+=("readall + minimal parse + audit stats on 2 threads")
+  cmds+=("$(printf %q "$readall") $(printf %q "$files") 2 --parse-spread $(printf %q "$tmp/stat-list.txt") > /dev/null")
 fi
 for c in "${cases[@]}"; do
   labels+=("diff2test $c")
