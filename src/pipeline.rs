@@ -168,11 +168,13 @@ fn evidence_stage<'m>(
     };
     let ingest::build::Modelled {
         model,
-        deps,
+        mut deps,
         recorded,
         configure_reads,
         list_failed,
     } = modelled;
+    // The test record's part of the evidence: kept beside it, as the walk uses it.
+    let test_record = std::mem::take(&mut deps.tests);
     let mut gaps = Vec::new();
     let mut graph = Graph::new(model);
     let empty = Catalogue::default();
@@ -205,7 +207,7 @@ fn evidence_stage<'m>(
         deps,
         custom,
         configure_reads,
-        recorded: None,
+        recorded: test_record.recorded,
         listed,
     };
     Ok(Audited {
@@ -213,6 +215,7 @@ fn evidence_stage<'m>(
         mappings,
         gaps,
         list_failed,
+        record_notes: test_record.notes,
     })
 }
 
@@ -224,6 +227,8 @@ struct Audited<'m> {
     gaps: Vec<Gap>,
     /// The dependency list could not be read.
     list_failed: bool,
+    /// What the audit of the test record says (`note` lines).
+    record_notes: Vec<String>,
 }
 
 /// Stages 1-8 in order. Returns what they found and the catalogue (`Err`:
@@ -277,10 +282,11 @@ fn analyse_evidence(
         }
     };
     let Audited {
-        mut ev,
+        ev,
         mappings,
         gaps,
         list_failed,
+        record_notes,
     } = audited;
     d.extend(gaps);
     let empty = Catalogue::default();
@@ -297,8 +303,6 @@ fn analyse_evidence(
         }
     };
     d.extend(reached.gaps.drain(..));
-    let record_notes = std::mem::take(&mut ev.deps.tests.notes);
-    ev.recorded = ev.deps.tests.recorded.take();
     let mut bounded = boundaries_stage(policy, &ev, cat_or_empty, &reached, list_failed);
     d.extend(bounded.gaps.drain(..));
     let mut classified = classify_stage(req, policy, &ev, cat_or_empty, &reached);
