@@ -205,6 +205,42 @@ impl Scenario {
         self.after_base_build.push(Box::new(f));
         self
     }
+    /// The HEAD edits are made in a later second than the newest file of the
+    /// BASE build, as a developer's are. CMake's `file(COPY)` and
+    /// `configure_file(COPYONLY)` give a copy its source's mtime cut to whole
+    /// seconds: a header edited in the second its user's object was compiled
+    /// is copied with an mtime older than the object, make does not rebuild
+    /// it, and the HEAD build is stale (diff2test rightly falls back with
+    /// `DEP_EVIDENCE_STALE`; the oracle holds either way). For the scenarios
+    /// whose precision claim needs a consistent HEAD build.
+    pub fn edits_in_a_later_second(self) -> Self {
+        self.after_base_build(|ctx| {
+            let newest = walkdir::WalkDir::new(&ctx.build)
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.metadata().ok()?.modified().ok())
+                .max();
+            let Some(newest) = newest else { return };
+            let secs = newest
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            // The file system's clock, not the process's: file times lag it by up to a tick.
+            let probe = ctx.root.join("clock-probe");
+            loop {
+                std::fs::write(&probe, b"").unwrap();
+                let now = std::fs::metadata(&probe).unwrap().modified().unwrap();
+                let now_secs = now
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0);
+                if now_secs > secs {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        })
+    }
     /// A HEAD edit: the bytes of `from` are copied onto `to` (a changed path).
     pub fn copy_onto(mut self, from: &str, to: &str) -> Self {
         self.edits.push(Edit::Copy(from.to_owned(), to.to_owned()));
@@ -1932,6 +1968,7 @@ fn copies_scenario(name: &str, copy_cmake: &str, copy_name: &str) -> Scenario {
             &main_checking("#include \"api.h\"", "API_VALUE == 1"),
         )
         .edit("include/api.h", "#pragma once\n#define API_VALUE 2\n")
+        .edits_in_a_later_second()
 }
 
 #[test]
