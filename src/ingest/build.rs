@@ -178,8 +178,8 @@ pub fn read<'m>(
                 sources,
                 max_path: reader.limits().max_path_len,
             };
-            let sources: Vec<Box<dyn DepSource>> = vec![Box::new(record)];
-            gaps.extend(fold_all(sources, &mut deps, &cx).gaps);
+            let per_test: Vec<Box<dyn DepSource>> = vec![Box::new(record)];
+            gaps.extend(fold_all(per_test, &mut deps, &cx).gaps);
         }
         Ingested {
             catalogue,
