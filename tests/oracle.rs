@@ -3824,19 +3824,12 @@ fn precision_ninja_resolves_a_relative_link_fragment_from_the_top_of_the_build_t
 /// Writes BASE's snapshot to `ROOT/base.snapshot.json` (from the BASE build, before the edits).
 fn snapshot_base(ctx: &Ctx) {
     let b = &ctx.base_build;
-    let mut args: Vec<String> = vec![
-        "snapshot".into(),
-        "--source-dir".into(),
-        ctx.src.display().to_string(),
-        "--build-dir".into(),
-        b.display().to_string(),
-        "--ctest-json".into(),
-        b.join("ctest.json").display().to_string(),
-        "--dep-list".into(),
-        b.join("deps.txt").display().to_string(),
+    let mut args: Vec<String> = vec!["snapshot".into()];
+    args.extend(common::tree_args(&ctx.src, b));
+    args.extend([
         "--output".into(),
         ctx.root.join("base.snapshot.json").display().to_string(),
-    ];
+    ]);
     // The scenario's policy (its [[script]] rules map tests the snapshot fingerprints).
     let policy = ctx.root.join("diff2test.toml");
     if policy.is_file() {
@@ -5342,20 +5335,13 @@ fn scripts_scan_does_not_map_a_script_that_runs_a_computed_name() {
 /// Writes `diff2test init`'s policy for the BASE build as the scenario's policy.
 fn init_policy(ctx: &Ctx) {
     let b = &ctx.base_build;
-    let mut args: Vec<String> = vec![
-        "init".into(),
-        "--source-dir".into(),
-        ctx.src.display().to_string(),
-        "--build-dir".into(),
-        b.display().to_string(),
-        "--ctest-json".into(),
-        b.join("ctest.json").display().to_string(),
-        "--dep-list".into(),
-        b.join("deps.txt").display().to_string(),
+    let mut args: Vec<String> = vec!["init".into()];
+    args.extend(common::tree_args(&ctx.src, b));
+    args.extend([
         "--output".into(),
         ctx.root.join("diff2test.toml").display().to_string(),
         "--force".into(),
-    ];
+    ]);
     if let Some(c) = ctx.config {
         args.extend(["--config".into(), c.into()]);
     }
@@ -5623,17 +5609,8 @@ fn compare_a_version_script_configure_writes_is_part_of_the_description() {
 fn snapshots_of_one_commit_in_two_build_dirs_are_identical() {
     let a = common::build_fixture(&[]);
     let snap = |b: &common::Built, src: &Path| -> String {
-        let args: Vec<String> = vec![
-            "snapshot".into(),
-            "--source-dir".into(),
-            src.display().to_string(),
-            "--build-dir".into(),
-            b.build.display().to_string(),
-            "--ctest-json".into(),
-            b.ctest_json().display().to_string(),
-            "--dep-list".into(),
-            b.deps().display().to_string(),
-        ];
+        let mut args: Vec<String> = vec!["snapshot".into()];
+        args.extend(common::tree_args(src, &b.build));
         let r = run_diff2test(&args);
         assert_eq!(r.code, 0, "{r:#?}");
         r.stdout

@@ -329,7 +329,6 @@ pub fn touch_future(path: &Path, secs: i64) {
     .unwrap();
 }
 
-/// Runs the diff2test binary.
 /// The arguments naming the evidence of the tree at `src` and `build`, as
 /// `fixtures/prepare-build.sh` leaves it (`BUILD/ctest.json`, `BUILD/deps.txt`):
 /// everything but the change.
@@ -357,6 +356,7 @@ pub fn run_on(src: &Path, build: &Path, changed: &[&str], extra: &[&str]) -> Run
     run_bin(&args, None)
 }
 
+/// Runs the diff2test binary with `args` (and `stdin`).
 pub fn run_bin(args: &[String], stdin: Option<&[u8]>) -> Run {
     let mut cmd = assert_cmd::Command::cargo_bin("diff2test").unwrap();
     cmd.args(args);
