@@ -156,8 +156,9 @@ impl<'r> ReadJob<'r> {
             for (k, d) in block.iter().enumerate() {
                 let parsed = read_one(self.reader, d, scope, guessed_dir(d), &self.shared, &mut w);
                 // `None`: a ninja deps log, prepared into `w.logs` and merged in `finish`.
-                if let Some(parsed) = parsed.transpose() {
-                    w.results.push((start + k, parsed));
+                match parsed.transpose() {
+                    Some(parsed) => w.results.push((start + k, parsed)),
+                    None => w.log_entries.push(start + k),
                 }
             }
             if let Some(m) = self.mapper.get() {
@@ -210,10 +211,10 @@ impl<'r> ReadJob<'r> {
             logs: Vec::new(),
         };
         for w in workers {
-            for log in &w.logs {
-                // The entry a deps log was read from holds no depfile.
-                for (i, _) in (list.entries.iter().enumerate()).filter(|(_, e)| **e == log.path) {
-                    p.results[i] = Slot::Log;
+            // The entry a deps log was read from holds no depfile.
+            for &i in &w.log_entries {
+                if let Some(slot) = p.results.get_mut(i) {
+                    *slot = Slot::Log;
                 }
             }
             p.logs.extend(w.logs);

@@ -124,8 +124,10 @@ pub struct Worker {
     pub(super) arena: String,
     /// Entries that are ninja deps logs (recognised by their header),
     /// prepared here (`ninja_units::prepare`: parsed, resolved, stat'ed),
-    /// merged after the depfiles.
+    /// merged after the depfiles...
     pub(super) logs: Vec<super::ninja_units::Prepared>,
+    /// ... and their entry indices (entries that hold no depfile).
+    pub(super) log_entries: Vec<usize>,
 }
 
 /// A worker's token → id cache, without an allocation per token: the
