@@ -620,3 +620,116 @@ fn a_foreign_catalogue_is_said_once() {
         r.stderr
     );
 }
+
+/// CMake's `file(COPY)` gives a copy its source's time cut to the second. A
+/// header edited in the second its user was compiled makes a copy newer than
+/// the unit's depfile (written first) and older than its object: make keeps
+/// the object, and the evidence stays stale through any number of rebuilds.
+/// The reason says what clears it; this build shows that a rebuild does not
+/// and that what it says does. A source file's whole-second time gets no
+/// such words (`m18`'s snapshot).
+#[test]
+fn a_whole_second_build_tree_copy_newer_than_its_depfile_says_to_touch_it() {
+    require_tools();
+    let dir = scratch_dir("d2t-whole-second-");
+    let (src, build) = (dir.path().join("src"), dir.path().join("build"));
+    write_files(
+        &src,
+        &[
+            (
+                "CMakeLists.txt",
+                "cmake_minimum_required(VERSION 3.20)\nproject(p CXX)\nenable_testing()\n\
+                 file(COPY include/ DESTINATION ${CMAKE_BINARY_DIR}/sdk/include)\n\
+                 add_executable(user user.cpp)\n\
+                 target_include_directories(user PRIVATE ${CMAKE_BINARY_DIR}/sdk/include)\n\
+                 add_test(NAME user COMMAND user)\n\
+                 add_executable(other other.cpp)\nadd_test(NAME other COMMAND other)\n",
+            ),
+            ("include/api.h", "#pragma once\n#define API_VALUE 1\n"),
+            (
+                "user.cpp",
+                "#include <api.h>\nint main() { return API_VALUE == 1 ? 0 : 1; }\n",
+            ),
+            ("other.cpp", "int main() { return 0; }\n"),
+        ],
+    );
+    run_ok(
+        Command::new("bash")
+            .arg(repo_root().join("fixtures/prepare-build.sh"))
+            .arg(&src)
+            .arg(&build),
+    );
+    let obj = build.join("CMakeFiles/user.dir/user.cpp.o");
+    let depfile = build.join("CMakeFiles/user.dir/user.cpp.o.d");
+    let copy = build.join("sdk/include/api.h");
+    let mtime = |p: &std::path::Path| {
+        filetime::FileTime::from_last_modification_time(&std::fs::metadata(p).unwrap())
+    };
+    // The same second as the compile, as file(COPY) stamps it: after the
+    // depfile, before the object. Everything stays in the past for make.
+    let second = mtime(&depfile).unix_seconds() + 1;
+    while filetime::FileTime::now().unix_seconds() < second + 2 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    filetime::set_file_mtime(
+        &depfile,
+        filetime::FileTime::from_unix_time(second - 1, 500_000_000),
+    )
+    .unwrap();
+    filetime::set_file_mtime(&copy, filetime::FileTime::from_unix_time(second, 0)).unwrap();
+    filetime::set_file_mtime(
+        &obj,
+        filetime::FileTime::from_unix_time(second, 200_000_000),
+    )
+    .unwrap();
+    let stale = |r: &Run| {
+        let lines: Vec<&str> = r
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("reason DEP_EVIDENCE_STALE:"))
+            .collect();
+        assert_eq!(r.code, 3, "{}", r.stderr);
+        assert_eq!(r.stdout, "other\nuser\n");
+        assert_eq!(lines.len(), 1, "{}", r.stderr);
+        lines[0].to_owned()
+    };
+    let line = stale(&run_on(&src, &build, &["other.cpp"], &[]));
+    assert!(
+        line.contains(&format!(
+            "{} is newer than {}",
+            copy.display(),
+            depfile.display()
+        )),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("its modification time is a whole second, as a copy that keeps its source's time cut to the second has (CMake's file(COPY)), so the build may take the object for up to date: if a rebuild leaves this reason, touch the file it was copied from, re-run cmake and rebuild"),
+        "{line}"
+    );
+    // A rebuild leaves it: make takes the object for up to date.
+    let object_time = mtime(&obj);
+    run_ok(Command::new("cmake").arg("--build").arg(&build));
+    assert_eq!(mtime(&obj), object_time, "make rebuilt the object");
+    assert_eq!(stale(&run_on(&src, &build, &["other.cpp"], &[])), line);
+    // What the words say clears it: the source touched (in a later second
+    // than the object), cmake re-run (file(COPY) copies it again, with the
+    // new time cut to the second), a rebuild. Touching the copy itself would
+    // make it a build-tree file written after configure (GENERATED_SOURCE).
+    let later = object_time.unix_seconds() + 1;
+    while filetime::FileTime::now().unix_seconds() <= later {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    filetime::set_file_mtime(src.join("include/api.h"), filetime::FileTime::now()).unwrap();
+    run_ok(Command::new("cmake").arg(&build));
+    run_ok(Command::new("cmake").arg("--build").arg(&build));
+    let listed = run_ok(
+        Command::new("ctest")
+            .arg("--show-only=json-v1")
+            .current_dir(&build),
+    );
+    std::fs::write(build.join("ctest.json"), listed).unwrap();
+    assert!(mtime(&obj) > object_time, "the object was not rebuilt");
+    let r = run_on(&src, &build, &["other.cpp"], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "other\n", "{}", r.stderr);
+}

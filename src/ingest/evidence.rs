@@ -3,6 +3,8 @@
 //! reader (`ninja_units.rs`) both build it. Graph, decision and report see only
 //! this, never which generator wrote the evidence.
 
+use std::time::SystemTime;
+
 use crate::fasthash::{hash_str, FastMap};
 
 /// Interned id of a project file.
@@ -196,17 +198,29 @@ impl PathIndex {
 /// Both readers report through it, so the lines read alike on either generator.
 #[derive(Debug, Default)]
 pub(crate) struct NewerPrereqs {
-    /// File id → (how many evidence files list it, the first by name).
-    by_file: FastMap<FileId, (usize, String)>,
+    /// File id → (how many evidence files list it, the first by name, its
+    /// modification time is a whole second).
+    by_file: FastMap<FileId, (usize, String, bool)>,
 }
 
+/// What a stale build-tree file with a whole-second modification time gets
+/// after its reason: CMake's `file(COPY)` gives a copy its source's time cut
+/// to the second, so a header edited in the second its user was compiled
+/// makes a copy newer than the depfile but older than the object, which make
+/// does not rebuild.
+pub(crate) const WHOLE_SECOND_COPY_HINT: &str = "; its modification time is a whole second, as a copy that keeps its source's time cut to the second has (CMake's file(COPY)), so the build may take the object for up to date: if a rebuild leaves this reason, touch the file it was copied from, re-run cmake and rebuild";
+
 impl NewerPrereqs {
-    /// `file` is newer than `evidence` (a depfile, or `LOG record OBJECT`).
-    pub(crate) fn note(&mut self, file: FileId, evidence: &str) {
+    /// `file`, modified at `mtime` (when known), is newer than `evidence` (a
+    /// depfile, or `LOG record OBJECT`).
+    pub(crate) fn note(&mut self, file: FileId, evidence: &str, mtime: Option<SystemTime>) {
+        let whole = mtime
+            .and_then(|m| m.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .is_some_and(|d| d.subsec_nanos() == 0);
         let e = self
             .by_file
             .entry(file)
-            .or_insert_with(|| (0, evidence.to_owned()));
+            .or_insert_with(|| (0, evidence.to_owned(), whole));
         e.0 += 1;
         if evidence < e.1.as_str() {
             e.1 = evidence.to_owned();
@@ -214,18 +228,22 @@ impl NewerPrereqs {
     }
 
     /// One `DEP_EVIDENCE_STALE` gap per file, `noun` naming the kind of
-    /// evidence ("depfile", "record").
+    /// evidence ("depfile", "record"). With `copies_below` (depfiles, which
+    /// the compiler writes before the object), a file below it whose time is
+    /// a whole second gets [`WHOLE_SECOND_COPY_HINT`]. Ninja's record holds
+    /// the object's own time, and Ninja rebuilds what is newer than that.
     pub(crate) fn into_gaps(
         self,
         files: &[String],
         noun: &str,
+        copies_below: Option<&str>,
         gaps: &mut Vec<crate::reason::Gap>,
     ) {
         let mut all: Vec<_> = self.by_file.into_iter().collect();
         all.sort_unstable_by(|a, b| files[a.0 as usize].cmp(&files[b.0 as usize]));
-        for (id, (n, first)) in all {
+        for (id, (n, first, whole)) in all {
             let file = &files[id as usize];
-            let detail = match n {
+            let mut detail = match n {
                 1 => format!("{file} is newer than {first}"),
                 2 => format!("{file} is newer than {first} and 1 more {noun} that lists it"),
                 _ => format!(
@@ -233,6 +251,9 @@ impl NewerPrereqs {
                     n - 1
                 ),
             };
+            if whole && copies_below.is_some_and(|b| crate::paths::is_within(file, b)) {
+                detail.push_str(WHOLE_SECOND_COPY_HINT);
+            }
             gaps.push(crate::reason::Gap::new(
                 crate::reason::Code::DepEvidenceStale,
                 detail,

@@ -143,7 +143,11 @@ pub(super) fn audit(
             let tu = &tus[tu_idx];
             for a in aged {
                 match a {
-                    Aged::Newer(id) => newer.note(id, &tu.depfile),
+                    Aged::Newer(id) => newer.note(
+                        id,
+                        &tu.depfile,
+                        stats.get(id as usize).and_then(|s| s.mtime),
+                    ),
                     Aged::Unknown(id) => {
                         if reported.insert(id) {
                             gaps.push(Gap::new(
@@ -158,7 +162,7 @@ pub(super) fn audit(
                 }
             }
         }
-        newer.into_gaps(files, "depfile", &mut gaps);
+        newer.into_gaps(files, "depfile", Some(&model.build_root), &mut gaps);
     }
     ev.by_path = by_path;
     ev.sizes = stats.iter().map(|st| st.size).collect();

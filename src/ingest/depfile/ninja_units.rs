@@ -403,7 +403,7 @@ fn finish_units(
     newer: NewerPrereqs,
     gaps: &mut Vec<Gap>,
 ) {
-    newer.into_gaps(&ev.files, "record", gaps);
+    newer.into_gaps(&ev.files, "record", None, gaps);
     if !new_tus.is_empty() {
         ev.tus.extend(new_tus);
         ev.tus.sort_by(|a, b| a.depfile.cmp(&b.depfile));
@@ -563,7 +563,9 @@ fn keep_unclean<'a>(
         };
         let id = files.add(ev, inp, st);
         match st.mtime {
-            Some(m) if m > r.time => newer.note(id, &format!("{} record {}", r.shown, r.out_rel)),
+            Some(m) if m > r.time => {
+                newer.note(id, &format!("{} record {}", r.shown, r.out_rel), Some(m))
+            }
             Some(_) => {}
             None => gaps.push(Gap::new(
                 Code::DepPrereqUninspectable,
