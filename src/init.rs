@@ -484,11 +484,24 @@ fn named_after_section(i: &Input<'_, '_, '_>, scanned: &Scanned, out: &mut Text)
     let mut by_pattern: std::collections::BTreeMap<String, Vec<(String, String)>> =
         Default::default();
     let mut listed: crate::fasthash::FastMap<String, Vec<String>> = Default::default();
+    // A test's own scripts are its texts, never data another test is named
+    // for (libpng's `tests/pngtest-png-3.cmake` beside `tests/pngtest.cmake`).
+    let scripts: std::collections::HashSet<&str> = scanned
+        .iter()
+        .flat_map(|(_, files)| files.iter().map(String::as_str))
+        .collect();
     for (test, (_, files)) in i.catalogue.tests.iter().zip(scanned) {
         for f in files {
             let Some((dir, script)) = f.rsplit_once('/') else {
                 continue;
             };
+            // A script configure wrote into the build tree (libpng's
+            // `BUILD/tests/NAME.cmake`): no change set holds what lies beside it.
+            if !paths::is_within(dir, model.scope_root())
+                || paths::is_within(dir, &model.build_root)
+            {
+                continue;
+            }
             let names = listed.entry(dir.to_owned()).or_insert_with(|| {
                 let mut v: Vec<String> = std::fs::read_dir(dir)
                     .into_iter()
@@ -508,7 +521,7 @@ fn named_after_section(i: &Input<'_, '_, '_>, scanned: &Scanned, out: &mut Text)
                 if n == script
                     || !n.starts_with(test.name.as_str())
                     || i.deps.id_of(&abs).is_some()
-                    || files.contains(&abs)
+                    || scripts.contains(abs.as_str())
                 {
                     continue;
                 }

@@ -4831,6 +4831,68 @@ fn a_data_template_selects_the_test_its_expected_file_names() {
     o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
 }
 
+/// libpng's test scripts: one file per test, `tests/NAME.cmake`, each
+/// running the program its command line names on the files it lists. Beside
+/// `tests/tool.cmake` lies `tests/tool-data.cmake`, the script of the test
+/// `tool-data`: a test's own script, never a data file another test is named
+/// for. Configured into the build tree (libpng's `configure_file` of
+/// `test.cmake.in`) or written in the source tree, init suggests no
+/// `[[data]]` rule over them (before: `BUILD/tests/{test}*.cmake`, a path
+/// no change set holds, and `tests/{test}*.cmake` over other tests' scripts).
+#[test]
+fn init_offers_no_data_rule_over_other_tests_scripts() {
+    let script = "execute_process(COMMAND \"${TEST_COMMAND}\" ${TEST_FILES} RESULT_VARIABLE rc)\n\
+                  if(rc)\n  message(FATAL_ERROR \"failed: ${rc}\")\nendif()\n";
+    let tool = main_checking("", "true");
+    for (name, configured) in [
+        ("c30-init-configured-scripts", true),
+        ("c30-init-source-scripts", false),
+    ] {
+        let (add, dir) = if configured {
+            (
+                "  set(TEST_FILES \"${ARGN}\")\n  configure_file(${CMAKE_SOURCE_DIR}/test.cmake.in ${CMAKE_BINARY_DIR}/tests/${NAME}.cmake @ONLY)\n",
+                "${CMAKE_BINARY_DIR}/tests",
+            )
+        } else {
+            ("", "${CMAKE_SOURCE_DIR}/tests")
+        };
+        let cmake = format!(
+            "{PROLOGUE}function(script_test NAME PROGRAM)\n{add}  add_test(NAME ${{NAME}} COMMAND ${{CMAKE_COMMAND}} -DTEST_COMMAND=$<TARGET_FILE:${{PROGRAM}}> \"-DTEST_FILES=${{ARGN}}\" -P {dir}/${{NAME}}.cmake)\nendfunction()\n\
+             add_executable(tool tool.cpp)\nadd_executable(other other.cpp)\n\
+             script_test(tool tool)\nscript_test(tool-data tool ${{CMAKE_SOURCE_DIR}}/data/a.txt)\n\
+             script_test(other other)\nscript_test(other-data other ${{CMAKE_SOURCE_DIR}}/data/b.txt)\n"
+        );
+        let mut sc = Scenario::new(name)
+            .file("CMakeLists.txt", &cmake)
+            .file("tool.cpp", &tool)
+            .file("other.cpp", &tool)
+            .file("data/a.txt", "a\n")
+            .file("data/b.txt", "b\n");
+        if configured {
+            sc = sc.file(
+                "test.cmake.in",
+                &format!("set(TEST_FILES \"@TEST_FILES@\")\n{script}"),
+            );
+        } else {
+            for t in ["tool", "tool-data", "other", "other-data"] {
+                sc = sc.file(&format!("tests/{t}.cmake"), script);
+            }
+        }
+        let o = sc.edit("data/a.txt", "a2\n").run();
+        o.assert_oracle_may_be_vacuous();
+        o.expect_fallback_naming(3, "TEST_COMMAND_UNMAPPED");
+        let r = o.init();
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        assert!(!r.stdout.contains("[[data]]"), "{name}: {}", r.stdout);
+        assert!(!r.stdout.contains("{test}"), "{name}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("POLICY_WRITTEN") || r.stderr.contains("POLICY_WRITTEN"),
+            "{name}: {}",
+            r.stderr
+        );
+    }
+}
+
 /// A shared library at the top of the tree with `assert()` holds its
 /// source path (`__FILE__`): the whole tree lies below the directory it
 /// might find files in by computed names, so `unreferenced_paths` keeps a
