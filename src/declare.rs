@@ -46,9 +46,18 @@ pub struct Use {
 /// Whether a script builds a name from a variable joined to literal name
 /// characters (`calc-$1`, `tool_${n}`, `${X}_test`, `"prog-" + x`,
 /// `f"prog-{x}"`): a program (or file) it runs by a name no text holds.
+/// A file that is not text may be a program (an executable, compiled
+/// Python, an archive an interpreter runs) and counts as computing one,
+/// unless its first bytes are an image format's signature: an image is
+/// decoded, never run (libpng's test scripts name the PNGs they hand the
+/// program they run).
 pub fn computes_a_name(path: &str) -> bool {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(bytes) = std::fs::read(path) else {
         return true; // unreadable: nothing says it does not
+    };
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => return !is_image(e.as_bytes()),
     };
     let b = text.as_bytes();
     let name = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
@@ -61,6 +70,18 @@ pub fn computes_a_name(path: &str) -> bool {
     }
     // Python and CMake string building: a literal ending in `-`/`_` joined to a value.
     text.contains("-\" +") || text.contains("_\" +") || text.contains("-{") || text.contains("_{")
+}
+
+/// Whether `head` begins with the signature of an image format (PNG, JPEG,
+/// GIF, TIFF, WebP): data that no interpreter runs.
+fn is_image(head: &[u8]) -> bool {
+    head.starts_with(b"\x89PNG\r\n\x1a\n")
+        || head.starts_with(b"\xff\xd8\xff")
+        || head.starts_with(b"GIF87a")
+        || head.starts_with(b"GIF89a")
+        || head.starts_with(b"II*\0")
+        || head.starts_with(b"MM\0*")
+        || (head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP")
 }
 
 /// Whether a script among `files` that `test` runs (not a data file its

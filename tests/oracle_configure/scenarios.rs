@@ -215,6 +215,61 @@ fn oracle_the_scan_maps_an_artifact_older_than_the_reply() {
 
 const SCAN: &str = "scripts = \"scan\"\n";
 
+/// libpng's tests: `cmake -DTEST_COMMAND=$<TARGET_FILE:pngtest> -P BUILD/tests/NAME.cmake`,
+/// the script configured with the PNGs the program reads. The scan follows
+/// the files a script names as scripts; a PNG is not text, and before, a
+/// file that is not text counted as computing a name, so the scan refused
+/// every libpng test that reads a PNG (22 of 37). An image is decoded, never
+/// run: with the scan, a change to the PNG selects exactly its test.
+#[test]
+fn oracle_the_scan_maps_a_script_that_names_an_image() {
+    const PNG_A: &[u8] = b"\x89PNG\r\n\x1a\nA\x00\xff price$100 x_${n}";
+    const PNG_B: &[u8] = b"\x89PNG\r\n\x1a\nB\x00\xff price$100 x_${n}";
+    let cmake = format!(
+        "{PROLOGUE}add_executable(tool tool.cpp)\n\
+         function(image_test NAME)\n\
+         \x20 set(TEST_FILES \"${{ARGN}}\")\n\
+         \x20 configure_file(${{CMAKE_SOURCE_DIR}}/test.cmake.in ${{CMAKE_BINARY_DIR}}/tests/${{NAME}}.cmake @ONLY)\n\
+         \x20 add_test(NAME ${{NAME}} COMMAND ${{CMAKE_COMMAND}} -DTEST_COMMAND=$<TARGET_FILE:tool> -P ${{CMAKE_BINARY_DIR}}/tests/${{NAME}}.cmake)\n\
+         endfunction()\n\
+         image_test(t_png ${{CMAKE_SOURCE_DIR}}/data/image.png)\n\
+         image_test(t_none)\n\
+         {BYSTANDER}"
+    );
+    let tool = "#include <cstdio>\n\
+                int main(int argc, char** argv) {\n\
+                \x20 if (argc < 2) { std::puts(\"no file\"); return 0; }\n\
+                \x20 std::FILE* f = std::fopen(argv[1], \"rb\");\n\
+                \x20 if (!f) return 2;\n\
+                \x20 unsigned char b[9] = {0};\n\
+                \x20 std::size_t n = std::fread(b, 1, 9, f);\n\
+                \x20 std::fclose(f);\n\
+                \x20 bool ok = n == 9 && b[8] == 'A';\n\
+                \x20 std::puts(ok ? \"ok\" : \"FAIL\");\n\
+                \x20 return ok ? 0 : 1;\n\
+                }\n";
+    let o = Scenario::new("scan-image")
+        .file("CMakeLists.txt", &cmake)
+        .file(
+            "test.cmake.in",
+            "set(TEST_FILES \"@TEST_FILES@\")\n\
+             execute_process(COMMAND \"${TEST_COMMAND}\" ${TEST_FILES} RESULT_VARIABLE rc)\n\
+             if(rc)\n  message(FATAL_ERROR \"failed: ${rc}\")\nendif()\n",
+        )
+        .file("tool.cpp", tool)
+        .file("data/image.png", "placeholder")
+        .after_base_files(|ctx| std::fs::write(ctx.src.join("data/image.png"), PNG_A).unwrap())
+        .with_bystander()
+        .policy(SCAN)
+        .edit("data/image.png", "placeholder")
+        .after_edits(|ctx| std::fs::write(ctx.src.join("data/image.png"), PNG_B).unwrap())
+        .run();
+    o.assert_oracle();
+    o.expect_changed("t_png");
+    o.expect_exact_subset(&["t_png"]);
+    o.expect_stderr(&["assume SCRIPTS 1"]);
+}
+
 // ---- issue 37 item 2: init suggests only what the loader and a run accept
 
 /// Every suggestion of `init`'s policy (a commented `key = value` line, or
