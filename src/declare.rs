@@ -539,3 +539,39 @@ pub fn compare_mode(changed: &mut [Changed]) -> Vec<Use> {
     }
     uses
 }
+
+#[cfg(test)]
+mod tests {
+    use super::computes_a_name;
+
+    /// `(bytes, computes a name)`: an image is data; any other file that is
+    /// not text may be a program; text is read for joined names.
+    #[test]
+    fn only_an_image_among_files_that_are_not_text_computes_no_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: [(&[u8], bool); 9] = [
+            (b"\x89PNG\r\n\x1a\n\x00\xff", false),
+            (b"\xff\xd8\xff\xe0\x00\x10JFIF\x00", false),
+            (b"GIF89a\x01\x00\xff", false),
+            (b"II*\x00\x08\x00\xff", false),
+            (b"RIFF\x10\x00\x00\x00WEBPVP8 \xff", false),
+            (b"\x7fELF\x02\x01\x01\x00\xff", true),
+            (b"PK\x03\x04\x14\x00\xff", true),
+            (b"\x89PNX\r\n\x1a\n\xff", true),
+            (b"./tool_${n}\n", true),
+        ];
+        for (i, (bytes, computes)) in cases.iter().enumerate() {
+            let p = dir.path().join(format!("f{i}"));
+            std::fs::write(&p, bytes).unwrap();
+            assert_eq!(
+                computes_a_name(p.to_str().unwrap()),
+                *computes,
+                "case {i}: {bytes:?}"
+            );
+        }
+        let plain = dir.path().join("plain.sh");
+        std::fs::write(&plain, "./tool --check\n").unwrap();
+        assert!(!computes_a_name(plain.to_str().unwrap()));
+        assert!(computes_a_name(dir.path().join("absent").to_str().unwrap()));
+    }
+}
