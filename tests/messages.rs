@@ -665,23 +665,36 @@ fn a_whole_second_build_tree_copy_newer_than_its_depfile_says_to_touch_it() {
     let mtime = |p: &std::path::Path| {
         filetime::FileTime::from_last_modification_time(&std::fs::metadata(p).unwrap())
     };
-    // The same second as the compile, as file(COPY) stamps it: after the
-    // depfile, before the object. Everything stays in the past for make.
-    let second = mtime(&depfile).unix_seconds() + 1;
+    // As the same second as the compile leaves it: the copy (file(COPY)'s
+    // whole second) after the depfile, before the object, and before the
+    // File API reply of a later configure (which copies nothing, as the
+    // copy's time is its source's). Everything stays in the past for make.
+    let compiled = mtime(&depfile);
+    let second = compiled.unix_seconds() + 1;
     while filetime::FileTime::now().unix_seconds() < second + 2 {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    filetime::set_file_mtime(
-        &depfile,
-        filetime::FileTime::from_unix_time(second - 1, 500_000_000),
-    )
-    .unwrap();
-    filetime::set_file_mtime(&copy, filetime::FileTime::from_unix_time(second, 0)).unwrap();
-    filetime::set_file_mtime(
-        &obj,
-        filetime::FileTime::from_unix_time(second, 200_000_000),
-    )
-    .unwrap();
+    let relist = || {
+        let listed = run_ok(
+            Command::new("ctest")
+                .arg("--show-only=json-v1")
+                .current_dir(&build),
+        );
+        std::fs::write(build.join("ctest.json"), listed).unwrap();
+    };
+    run_ok(Command::new("cmake").arg(&build));
+    relist();
+    let at = |s: i64, ns: u32| filetime::FileTime::from_unix_time(s, ns);
+    // What the compile read is no newer than its depfile.
+    for f in [
+        "CMakeFiles/user.dir/flags.make",
+        "CMakeFiles/user.dir/user.cpp.o.d",
+    ] {
+        filetime::set_file_mtime(build.join(f), at(second - 1, 500_000_000)).unwrap();
+    }
+    filetime::set_file_mtime(src.join("user.cpp"), at(second - 2, 0)).unwrap();
+    filetime::set_file_mtime(&copy, at(second, 0)).unwrap();
+    filetime::set_file_mtime(&obj, at(second, 200_000_000)).unwrap();
     let stale = |r: &Run| {
         let lines: Vec<&str> = r
             .stderr
@@ -690,6 +703,7 @@ fn a_whole_second_build_tree_copy_newer_than_its_depfile_says_to_touch_it() {
             .collect();
         assert_eq!(r.code, 3, "{}", r.stderr);
         assert_eq!(r.stdout, "other\nuser\n");
+        assert_eq!(r.codes(), ["DEP_EVIDENCE_STALE"], "{}", r.stderr);
         assert_eq!(lines.len(), 1, "{}", r.stderr);
         lines[0].to_owned()
     };
