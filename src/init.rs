@@ -413,7 +413,8 @@ fn data_section<'a>(i: &Input<'a, '_, '_>, out: &mut Text) -> Vec<&'a str> {
     let model = i.graph.model();
     let src = model.source_root.as_str();
     let rel = |p: &str| paths::relative_to(p, src);
-    // 3. Source-tree files tests name (data).
+    // 3. Source-tree files tests name (data); a directory (xz's tests get
+    // `srcdir=SRC/tests`) is shown with its `/` and ruled over as `DIR/**`.
     let mut data: Vec<String> = Vec::new();
     let mut always: Vec<&str> = Vec::new();
     for (test, r) in i.catalogue.tests.iter().zip(i.reaches) {
@@ -429,7 +430,8 @@ fn data_section<'a>(i: &Input<'a, '_, '_>, out: &mut Text) -> Vec<&'a str> {
                     .is_some_and(|c| c.binary_search(p).is_ok())
                 || !i.custom.readers_of(p, model).is_empty();
             if !evidence {
-                data.push(rel(p));
+                let dir = std::path::Path::new(p.as_str()).is_dir();
+                data.push(format!("{}{}", rel(p), if dir { "/" } else { "" }));
             }
         }
     }
@@ -453,9 +455,12 @@ fn data_section<'a>(i: &Input<'a, '_, '_>, out: &mut Text) -> Vec<&'a str> {
         }
         let mut dirs: Vec<String> = data
             .iter()
-            .map(|d| match d.rsplit_once('/') {
-                Some((dir, _)) => format!("{dir}/**"),
-                None => d.clone(),
+            .map(|d| match d.strip_suffix('/') {
+                Some(dir) => format!("{dir}/**"),
+                None => match d.rsplit_once('/') {
+                    Some((dir, _)) => format!("{dir}/**"),
+                    None => d.clone(),
+                },
             })
             .collect();
         dirs.sort();

@@ -4831,6 +4831,64 @@ fn a_data_template_selects_the_test_its_expected_file_names() {
     o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
 }
 
+/// xz's unit tests get `srcdir=SRC/tests` and read `$srcdir/files/NAME` by
+/// names they compute: they name the directory, so a change to a file below
+/// it costs the whole suite unless a data rule says who reads it. init lists
+/// the directory as `tests/` and suggests `tests/**` (before: `tests`, a glob
+/// no file below it matches, so the rule, uncommented, changed nothing);
+/// with it the change selects exactly the test that names the directory.
+#[test]
+fn init_rules_a_directory_tests_name_with_everything_below_it() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(reader reader.cpp)\n\
+         add_test(NAME reader COMMAND reader)\n\
+         set_tests_properties(reader PROPERTIES ENVIRONMENT \"srcdir=${{CMAKE_SOURCE_DIR}}/tests\")\n\
+         {BYSTANDER}"
+    );
+    let reader = "#include <cstdio>\n#include <cstdlib>\n#include <string>\n\
+                  int main() {\n\
+                  \x20 const char* d = std::getenv(\"srcdir\");\n\
+                  \x20 if (!d) return 2;\n\
+                  \x20 std::string p = std::string(d) + \"/files/\" + \"input\" + \".txt\";\n\
+                  \x20 std::FILE* f = std::fopen(p.c_str(), \"r\");\n\
+                  \x20 if (!f) return 3;\n\
+                  \x20 char b[3] = {0};\n\
+                  \x20 std::size_t n = std::fread(b, 1, 2, f);\n\
+                  \x20 std::fclose(f);\n\
+                  \x20 bool ok = n == 2 && b[0] == 'v' && b[1] == '1';\n\
+                  \x20 std::puts(ok ? \"ok\" : \"FAIL\");\n\
+                  \x20 return ok ? 0 : 1;\n\
+                  }\n";
+    let base = |name: &str| {
+        Scenario::new(name)
+            .file("CMakeLists.txt", &cmake)
+            .file("reader.cpp", reader)
+            .file("tests/files/input.txt", "v1\n")
+            .with_bystander()
+            .edit("tests/files/input.txt", "v2\n")
+    };
+    let o = base("c30-data-dir").run();
+    o.assert_oracle();
+    o.expect_changed("reader");
+    o.expect_fallback_naming(3, "CHANGE_UNKNOWN");
+    let r = o.init();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("\n#   tests/\n"), "{}", r.stdout);
+    let rule = "[[data]]\npaths = [\"tests/**\"]\nwhy = \"test data, read only by the tests that name it\"\n";
+    assert!(
+        r.stdout.contains(&format!(
+            "# {}",
+            rule.replace('\n', "\n# ").trim_end_matches("# ")
+        )),
+        "{}",
+        r.stdout
+    );
+    let o = base("c30-data-dir-rule").policy(rule).run();
+    o.assert_oracle();
+    o.expect_exact_subset(&["reader"]);
+    o.expect_stderr(&["assume DATA 1 (\"tests/**\"): tests/files/input.txt"]);
+}
+
 /// libpng's test scripts: one file per test, `tests/NAME.cmake`, each
 /// running the program its command line names on the files it lists. Beside
 /// `tests/tool.cmake` lies `tests/tool-data.cmake`, the script of the test
