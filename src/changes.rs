@@ -670,11 +670,7 @@ pub fn configure_reads(
         return;
     }
     for c in changed.iter_mut() {
-        if c.abs.is_empty()
-            || c.class == Class::BuildConfig
-            || !paths::is_within(&c.abs, model.scope_root())
-            || paths::is_within(&c.abs, &model.build_root)
-        {
+        if c.abs.is_empty() || c.class == Class::BuildConfig || !model.is_project_file(&c.abs) {
             continue;
         }
         let Some(site) = reads.site_reading(&c.abs) else {

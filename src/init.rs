@@ -415,24 +415,31 @@ fn data_section<'a>(i: &Input<'a, '_, '_>, out: &mut Text) -> Vec<&'a str> {
     let rel = |p: &str| paths::relative_to(p, src);
     // 3. Source-tree files tests name (data); a directory (xz's tests get
     // `srcdir=SRC/tests`) is shown with its `/` and ruled over as `DIR/**`.
-    let mut data: Vec<String> = Vec::new();
+    let mut named: Vec<&str> = Vec::new();
     let mut always: Vec<&str> = Vec::new();
     for (test, r) in i.catalogue.tests.iter().zip(i.reaches) {
         for p in &r.source {
             if p == src {
                 always.push(&test.name);
-                continue;
+            } else {
+                named.push(p);
             }
-            let evidence = i.deps.id_of(p).is_some()
-                || model
-                    .cmake_inputs
-                    .as_ref()
-                    .is_some_and(|c| c.binary_search(p).is_ok())
-                || !i.custom.readers_of(p, model).is_empty();
-            if !evidence {
-                let dir = std::path::Path::new(p.as_str()).is_dir();
-                data.push(format!("{}{}", rel(p), if dir { "/" } else { "" }));
-            }
+        }
+    }
+    // Each path once, however many tests name it.
+    named.sort_unstable();
+    named.dedup();
+    let mut data: Vec<String> = Vec::new();
+    for p in named {
+        let evidence = i.deps.id_of(p).is_some()
+            || model
+                .cmake_inputs
+                .as_ref()
+                .is_some_and(|c| c.binary_search_by(|x| x.as_str().cmp(p)).is_ok())
+            || !i.custom.readers_of(p, model).is_empty();
+        if !evidence {
+            let dir = std::path::Path::new(p).is_dir();
+            data.push(format!("{}{}", rel(p), if dir { "/" } else { "" }));
         }
     }
     data.sort();
@@ -502,9 +509,7 @@ fn named_after_section(i: &Input<'_, '_, '_>, scanned: &Scanned, out: &mut Text)
             };
             // A script configure wrote into the build tree (libpng's
             // `BUILD/tests/NAME.cmake`): no change set holds what lies beside it.
-            if !paths::is_within(dir, model.scope_root())
-                || paths::is_within(dir, &model.build_root)
-            {
+            if !model.is_project_file(dir) {
                 continue;
             }
             let names = listed.entry(dir.to_owned()).or_insert_with(|| {

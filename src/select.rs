@@ -62,10 +62,7 @@ pub(crate) fn unvouched_prerequisites(
     }
     let mut out = Vec::new();
     for (id, f) in deps.files.iter().enumerate() {
-        if !listed[id]
-            || paths::is_within(f, &model.build_root)
-            || !paths::is_within(f, model.scope_root())
-        {
+        if !listed[id] || !model.is_project_file(f) {
             continue;
         }
         let rel = paths::strip_root(f, &model.source_root);

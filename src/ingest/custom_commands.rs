@@ -602,7 +602,7 @@ impl<'a> Context<'a> {
         }
         let mut evidence_names: FastMap<&str, Vec<&str>> = FastMap::default();
         for f in &deps.files {
-            if paths::is_within(f, model.scope_root()) && !paths::is_within(f, &model.build_root) {
+            if model.is_project_file(f) {
                 let name = f.rsplit('/').next().unwrap_or(f);
                 evidence_names.entry(name).or_default().push(f.as_str());
             }

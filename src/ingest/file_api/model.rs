@@ -236,6 +236,12 @@ impl Codemodel {
         self.repo_root.as_deref().unwrap_or(&self.source_root)
     }
 
+    /// Whether `abs` (folded) is a project file: below
+    /// [`Codemodel::scope_root`] and not in the build tree.
+    pub fn is_project_file(&self, abs: &str) -> bool {
+        paths::is_within(abs, self.scope_root()) && !paths::is_within(abs, &self.build_root)
+    }
+
     /// `abs` (folded, below [`Codemodel::scope_root`]) as a user names it
     /// from the source root: relative, with `../` steps out of it when it
     /// lies elsewhere in the repository.
