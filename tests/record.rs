@@ -446,3 +446,56 @@ fn a_program_that_sets_times_through_its_descriptor_is_recorded() {
     );
     assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{r:#?}");
 }
+
+/// A test that opens a path longer than PATH_MAX (yyjson's writer test does, to
+/// check its error): strace prints such a name cut short, and the kernel refused
+/// it with ENAMETOOLONG before it looked at any file, so the call read nothing.
+/// Before, the cut name left the test unrecorded (RECORD_TEST_UNRECORDED) and
+/// every change fell back for it. Now it is recorded from what it did read: a
+/// change to a file it does not read is skipped, one to the file it reads is not.
+#[test]
+fn a_path_too_long_to_open_reads_nothing_and_the_test_is_recorded() {
+    let cmake = "cmake_minimum_required(VERSION 3.20)\nproject(rec CXX)\nenable_testing()\n\
+        add_executable(longname longname.cpp)\n\
+        add_test(NAME long_name COMMAND longname ${CMAKE_CURRENT_SOURCE_DIR}/data/in.txt)\n";
+    let prog = "#include <cerrno>\n#include <cstdio>\n#include <string>\n\
+        int main(int, char** argv) {\n\
+          std::string p(5000, 'a');\n\
+          std::FILE* bad = std::fopen(p.c_str(), \"w\");\n\
+          if (bad || errno != ENAMETOOLONG) return 2;\n\
+          std::FILE* in = std::fopen(argv[1], \"r\"); if (!in) return 1;\n\
+          int c = std::fgetc(in); std::fclose(in); return c == 'i' ? 0 : 1;\n}\n";
+    let p = Project::new(&[
+        ("CMakeLists.txt", cmake),
+        ("longname.cpp", prog),
+        ("data/in.txt", "in\n"),
+        ("data/other.txt", "other\n"),
+    ]);
+    let b = p.build("build");
+    let log = p.traced_suite(&b, "1");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.contains("\"...") && l.contains("ENAMETOOLONG")),
+        "the log holds the cut name and its ENAMETOOLONG:\n{}",
+        &text[..text.len().min(4000)]
+    );
+    let (r, rec) = p.record(&b, &log);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(!r.stderr.contains("RECORD_TEST_UNRECORDED"), "{}", r.stderr);
+    let rec_arg = rec.display().to_string();
+    p.write("data/other.txt", "other v2\n");
+    p.commit("other");
+    let r = p.select(
+        &b,
+        &["--base", "HEAD~1", "--head", "HEAD", "--record", &rec_arg],
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{r:#?}");
+    p.write("data/in.txt", "broken\n");
+    p.commit("in");
+    let r = p.select(
+        &b,
+        &["--base", "HEAD~1", "--head", "HEAD", "--record", &rec_arg],
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, "long_name\n"), "{r:#?}");
+}
