@@ -388,7 +388,16 @@ impl<'c> Selection<'c> {
         changed: &[changes::Changed],
     ) -> Vec<bool> {
         let mut picked = vec![false; self.selected.len()];
-        for f in recorded.select(self.catalogue, changed, &self.selected) {
+        // A test that stays selected whatever the record says: one it does not
+        // cover, or one forced in by more than a static inference. A covered
+        // test only inferences selected is taken out unless the record picks
+        // it, and a test that does not run writes nothing its readers would see.
+        let staying: Vec<bool> = (0..self.selected.len())
+            .map(|i| {
+                self.selected[i] && (recorded.covered[i].is_none() || self.kept_beyond_inference(i))
+            })
+            .collect();
+        for f in recorded.select(self.catalogue, changed, &staying) {
             if let Some(&i) = self.index.get(f.test.as_str()) {
                 picked[i] = true;
                 self.select(i, f.code, f.detail);
@@ -397,26 +406,29 @@ impl<'c> Selection<'c> {
         picked
     }
 
-    /// Takes out each test `unaffected` marks (a record shows every input it
-    /// touched unchanged) that only the static inferences selected: the walk,
-    /// a named path, loading by bytes, a changed build description. A test a
-    /// policy or an opaque boundary forced in stays. Returns those taken out.
-    pub(crate) fn drop_unaffected(&mut self, unaffected: &[bool]) -> Vec<usize> {
+    /// Whether test `i` was forced in by more than a static inference (a
+    /// policy, an opaque boundary): a record does not take it out.
+    fn kept_beyond_inference(&self, i: usize) -> bool {
         const INFERRED: &[&str] = &[
             select_code::NAMES_CHANGED_PATH,
             select_code::MAY_LOAD_AFFECTED,
             select_code::BUILD_DESCRIPTION_CHANGED,
         ];
+        let name = self.catalogue.tests[i].name.as_str();
+        (self.forced.iter()).any(|f| f.test == name && !INFERRED.contains(&f.code))
+    }
+
+    /// Takes out each test `unaffected` marks (a record shows every input it
+    /// touched unchanged) that only the static inferences selected: the walk,
+    /// a named path, loading by bytes, a changed build description. A test a
+    /// policy or an opaque boundary forced in stays. Returns those taken out.
+    pub(crate) fn drop_unaffected(&mut self, unaffected: &[bool]) -> Vec<usize> {
         let mut dropped = Vec::new();
         for (i, &u) in unaffected.iter().enumerate() {
-            if !u || !self.selected[i] {
+            if !u || !self.selected[i] || self.kept_beyond_inference(i) {
                 continue;
             }
             let name = self.catalogue.tests[i].name.as_str();
-            let kept = (self.forced.iter()).any(|f| f.test == name && !INFERRED.contains(&f.code));
-            if kept {
-                continue;
-            }
             self.forced.retain(|f| f.test != name);
             self.selected[i] = false;
             dropped.push(i);

@@ -396,3 +396,50 @@ fn a_program_the_change_leaves_byte_identical_is_skipped_with_the_record() {
         without.expect_exact_subset(&["a", "b"]);
     });
 }
+
+/// A test the record takes out does not run, so it writes nothing: its
+/// output cannot select the tests that read it. Three tests name the data
+/// directory (the static evidence selects all three for any change below it);
+/// `writer` reads `data/a.txt` and writes `shared.txt`, which `reader` reads;
+/// `checker` reads `data/c.txt`, the file HEAD changes. The record selects
+/// `checker` alone: before, `reader` came too, because `writer` counted as
+/// selected although the record then took it out (mbedtls: a `.data` edit
+/// selected the PSA suites that read the key files `psa_its` writes).
+#[test]
+fn an_unaffected_writer_the_record_takes_out_selects_none_of_its_readers() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(tool tool.cpp)\n\
+         add_test(NAME writer COMMAND tool write ${{CMAKE_CURRENT_SOURCE_DIR}}/data)\n\
+         add_test(NAME reader COMMAND tool read ${{CMAKE_CURRENT_SOURCE_DIR}}/data)\n\
+         set_tests_properties(reader PROPERTIES DEPENDS writer)\n\
+         add_test(NAME checker COMMAND tool check ${{CMAKE_CURRENT_SOURCE_DIR}}/data)\n{BYSTANDER}"
+    );
+    let tool = "#include <fstream>\n#include <string>\n\
+         static std::string first(const std::string& p) {\n\
+           std::ifstream in(p); std::string s; std::getline(in, s); return s;\n}\n\
+         int main(int, char** argv) {\n\
+           std::string mode = argv[1], dir = argv[2];\n\
+           if (mode == \"write\") { std::ofstream(\"shared.txt\") << first(dir + \"/a.txt\") << \"\\n\"; return 0; }\n\
+           if (mode == \"read\") return first(\"shared.txt\") == \"a\" ? 0 : 1;\n\
+           return first(dir + \"/c.txt\") == \"c\" ? 0 : 1;\n}\n";
+    let o = Scenario::new("r37-unaffected-writer")
+        .generator(Generator::Ninja)
+        .file("CMakeLists.txt", &cmake)
+        .file("tool.cpp", tool)
+        .file("data/a.txt", "a\n")
+        .file("data/c.txt", "c\n")
+        .file("other.cpp", OTHER)
+        .recorded()
+        .edit("data/c.txt", "changed\n")
+        .run();
+    o.expect_changed("checker");
+    o.assert_oracle();
+    o.expect_exact_subset(&["checker"]);
+    assert!(
+        o.run.stderr.contains("test \"writer\": the static evidence reaches it, and every input its recorded run touched is unchanged: skipped"),
+        "{}",
+        o.run.stderr
+    );
+    let without = o.rerun(&["--record"], &[]);
+    without.assert_oracle();
+}
