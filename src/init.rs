@@ -608,6 +608,43 @@ fn cmake_section(out: &mut Text) {
     );
 }
 
+/// The first name at or below `abs` (the entry itself, then every file and
+/// directory below it, in name order; the build tree left out) that a CMake
+/// input, or a file one names, holds as a word: `unreferenced_paths` keeps
+/// every changed path whose file name or directory's name is such a word, so
+/// an entry is unreferenced only when no name below it is (mbedtls's
+/// top-level CMakeLists.txt runs `scripts/config.py` with `execute_process`).
+fn word_below(i: &Input<'_, '_, '_>, abs: &str) -> Option<String> {
+    let name = abs.rsplit('/').next().unwrap_or(abs);
+    let is_file = std::fs::metadata(abs).is_ok_and(|m| m.is_file());
+    if i.configure.holds_word(name) {
+        return Some(if is_file {
+            format!("a CMake input holds its file name {name:?}")
+        } else {
+            format!("a CMake input (or a file it names) holds its name {name:?}")
+        });
+    }
+    if is_file {
+        return None;
+    }
+    let build = &i.graph.model().build_root;
+    let walk = walkdir::WalkDir::new(abs)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !paths::is_within(&e.path().to_string_lossy(), build));
+    walk.filter_map(Result::ok).find_map(|e| {
+        let n = e.file_name().to_str()?;
+        i.configure.holds_word(n).then(|| {
+            let src = &i.graph.model().source_root;
+            format!(
+                "a CMake input (or a file it names) holds {n:?}, the name of {}",
+                paths::relative_to(&e.path().to_string_lossy(), src)
+            )
+        })
+    })
+}
+
 /// What references `abs` (a top-level entry of the source tree), if anything.
 fn reference(i: &Input<'_, '_, '_>, holdings: &Holdings, abs: &str) -> Option<String> {
     let model = i.graph.model();
@@ -622,10 +659,10 @@ fn reference(i: &Input<'_, '_, '_>, holdings: &Holdings, abs: &str) -> Option<St
     if let Some(f) = model.cmake_inputs.iter().flatten().find(|f| within(f)) {
         return Some(format!("a CMake input ({})", model.display_path(f)));
     }
-    // As `unreferenced_paths` decides a changed file, path by path.
-    let name = abs.rsplit('/').next().unwrap_or(abs);
-    if std::fs::metadata(abs).is_ok_and(|m| m.is_file()) && i.configure.holds_word(name) {
-        return Some(format!("a CMake input holds its file name {name:?}"));
+    // As `unreferenced_paths` decides a changed file, path by path: its file
+    // name, or the name of a directory holding it, as a word of a CMake input.
+    if let Some(why) = word_below(i, abs) {
+        return Some(why);
     }
     for c in &i.custom.commands {
         if c.files.iter().any(|f| within(f))

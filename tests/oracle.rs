@@ -5013,6 +5013,66 @@ fn a_library_holding_its_top_level_source_path_keeps_docs_referenced_and_init_sa
     o.expect_stderr(&["assume BOUNDARY 1"]);
 }
 
+/// init's list of unreferenced entries is what `unreferenced_paths` decides
+/// path by path: a directory whose name a CMake input holds as a word (here
+/// `execute_process(… -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/gen.cmake)`, which
+/// writes a header at configure; mbedtls runs `scripts/config.py` so) is
+/// referenced, and its boundary is not suggested. Before, init listed
+/// `tools/` as referenced by nothing and suggested `tools/**` in its
+/// `[[boundary]]`: uncommented, it skipped the edit that fails `t_gen`.
+#[test]
+fn init_keeps_a_directory_a_cmake_input_names_out_of_its_boundary() {
+    let cmake = format!(
+        "{PROLOGUE}execute_process(COMMAND ${{CMAKE_COMMAND}} -DOUT=${{CMAKE_CURRENT_BINARY_DIR}}/gen.h -P ${{CMAKE_CURRENT_SOURCE_DIR}}/tools/gen.cmake)\n\
+         add_executable(t_gen t.cpp)\ntarget_include_directories(t_gen PRIVATE ${{CMAKE_CURRENT_BINARY_DIR}})\n\
+         add_test(NAME t_gen COMMAND t_gen)\n"
+    );
+    let base = |name: &str| {
+        Scenario::new(name)
+            .file("CMakeLists.txt", &cmake)
+            .file(
+                "tools/gen.cmake",
+                "file(WRITE ${OUT} \"#define VALUE 1\\n\")\n",
+            )
+            .file(
+                "t.cpp",
+                "#include \"gen.h\"\nint main() { return VALUE == 1 ? 0 : 1; }\n",
+            )
+            .file("docs/guide.md", "# guide\n")
+            .fresh_head_build()
+            .edit(
+                "tools/gen.cmake",
+                "file(WRITE ${OUT} \"#define VALUE 2\\n\")\n",
+            )
+    };
+    let o = base("c37-init-named-dir").run();
+    o.expect_changed("t_gen");
+    o.assert_oracle();
+    let r = o.init();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("#   tools/: a CMake input (or a file it names) holds its name \"tools\"\n"),
+        "{}",
+        r.stdout
+    );
+    let boundary = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("# paths = [") && l.contains("\"docs/**\""))
+        .unwrap_or_else(|| panic!("no boundary suggestion with docs/**:\n{}", r.stdout))
+        .trim_start_matches("# ")
+        .to_owned();
+    assert!(!boundary.contains("tools"), "{boundary}");
+    let policy = format!(
+        "{SKIP_UNREFERENCED}[[boundary]]\n{boundary}\nwhy = \"documentation: no build step reads it\"\n"
+    );
+    let o = base("c37-init-named-dir-boundary").policy(&policy).run();
+    o.expect_changed("t_gen");
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "CHANGE_UNKNOWN: tools/gen.cmake");
+}
+
 /// A static library at the top of the tree built with `-g`: its members'
 /// debug information holds their source paths, but that is no data a
 /// program reads at run time (only the members' data sections are, as for
