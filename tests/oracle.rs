@@ -4994,15 +4994,10 @@ fn a_library_holding_its_top_level_source_path_keeps_docs_referenced_and_init_sa
         "{}",
         r.stdout
     );
-    let boundary = r
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("# paths = [") && l.contains("\"README.md\""))
-        .unwrap_or_else(|| panic!("no boundary suggestion with README.md:\n{}", r.stdout))
-        .trim_start_matches("# ")
-        .to_owned();
-    let policy = format!(
-        "{SKIP_UNREFERENCED}[[boundary]]\n{boundary}\nwhy = \"documentation: core does not read it\"\n"
+    let policy = init_boundary_policy(
+        &r.stdout,
+        "README.md",
+        "documentation: core does not read it",
     );
     let o = base("c30-root-file-boundary")
         .policy(&policy)
@@ -5011,6 +5006,17 @@ fn a_library_holding_its_top_level_source_path_keeps_docs_referenced_and_init_sa
     o.assert_oracle_may_be_vacuous();
     o.expect_exact_subset(&[]);
     o.expect_stderr(&["assume BOUNDARY 1"]);
+}
+
+/// `unreferenced_paths = "skip"` and init's suggested `[[boundary]]` (from
+/// its output `init`), uncommented, which must list `path`.
+fn init_boundary_policy(init: &str, path: &str, why: &str) -> String {
+    let boundary = init
+        .lines()
+        .find(|l| l.starts_with("# paths = [") && l.contains(&format!("\"{path}\"")))
+        .unwrap_or_else(|| panic!("no boundary suggestion with {path}:\n{init}"))
+        .trim_start_matches("# ");
+    format!("{SKIP_UNREFERENCED}[[boundary]]\n{boundary}\nwhy = \"{why}\"\n")
 }
 
 /// init's list of unreferenced entries is what `unreferenced_paths` decides
@@ -5056,17 +5062,12 @@ fn init_keeps_a_directory_a_cmake_input_names_out_of_its_boundary() {
         "{}",
         r.stdout
     );
-    let boundary = r
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("# paths = [") && l.contains("\"docs/**\""))
-        .unwrap_or_else(|| panic!("no boundary suggestion with docs/**:\n{}", r.stdout))
-        .trim_start_matches("# ")
-        .to_owned();
-    assert!(!boundary.contains("tools"), "{boundary}");
-    let policy = format!(
-        "{SKIP_UNREFERENCED}[[boundary]]\n{boundary}\nwhy = \"documentation: no build step reads it\"\n"
+    let policy = init_boundary_policy(
+        &r.stdout,
+        "docs/**",
+        "documentation: no build step reads it",
     );
+    assert!(!policy.contains("tools"), "{policy}");
     let o = base("c37-init-named-dir-boundary").policy(&policy).run();
     o.expect_changed("t_gen");
     o.assert_oracle();

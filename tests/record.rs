@@ -76,6 +76,34 @@ impl Project {
         std::fs::write(self.src.join(rel), content).unwrap();
     }
 
+    /// Builds into `ROOT/build`, runs the suite under strace (`-j1`), checks
+    /// that a line of the log is one `line` matches, and records it: every
+    /// test recorded. Returns the build and the record's path.
+    fn record_holding(&self, line: impl Fn(&str) -> bool) -> (PathBuf, String) {
+        let b = self.build("build");
+        let log = self.traced_suite(&b, "1");
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            text.lines().any(line),
+            "the log holds the call:\n{}",
+            &text[..text.len().min(4000)]
+        );
+        let (r, rec) = self.record(&b, &log);
+        assert_eq!(r.code, 0, "{r:#?}");
+        assert!(!r.stderr.contains("RECORD_TEST_UNRECORDED"), "{}", r.stderr);
+        (b, rec.display().to_string())
+    }
+
+    /// Writes `rel`, commits it, and selects HEAD~1..HEAD with `--record record`.
+    fn commit_and_select(&self, build: &Path, rel: &str, content: &str, record: &str) -> Run {
+        self.write(rel, content);
+        self.commit(rel);
+        self.select(
+            build,
+            &["--base", "HEAD~1", "--head", "HEAD", "--record", record],
+        )
+    }
+
     /// Configures and builds into `ROOT/name`, lists the catalogue.
     fn build(&self, name: &str) -> PathBuf {
         let b = self.root.join(name);
@@ -264,12 +292,7 @@ fn a_suite_run_with_j8_attributes_every_access_to_its_own_test() {
     assert!(!r.stderr.contains("assume RECORD"), "{}", r.stderr);
 
     // A record of another base: it read data/5.txt with content the new base lacks.
-    p.write("README.md", "docs\n");
-    p.commit("docs");
-    let r = p.select(
-        &b,
-        &["--base", "HEAD~1", "--head", "HEAD", "--record", &rec_arg],
-    );
+    let r = p.commit_and_select(&b, "README.md", "docs\n", &rec_arg);
     assert!(r.stderr.contains("note RECORD_STALE: "), "{}", r.stderr);
     assert!(r.stderr.contains("data/5.txt"), "{}", r.stderr);
     assert_eq!(
@@ -305,12 +328,7 @@ fn a_test_cut_short_at_base_counts_as_unrecorded() {
         r.stderr
     );
     let rec_arg = rec.display().to_string();
-    p.write("README.md", "docs v2\n");
-    p.commit("docs");
-    let r = p.select(
-        &b,
-        &["--base", "HEAD~1", "--head", "HEAD", "--record", &rec_arg],
-    );
+    let r = p.commit_and_select(&b, "README.md", "docs v2\n", &rec_arg);
     assert_eq!(r.code, 3, "{r:#?}");
     assert!(
         r.stderr
@@ -394,12 +412,7 @@ fn a_symlinked_script_is_audited_as_git_stores_it_and_its_target_selects() {
         "{reads:?}"
     );
     let rec_arg = rec.display().to_string();
-    p.write("tests/real.sh", "#!/bin/sh\nexit 1\n");
-    p.commit("break it");
-    let r = p.select(
-        &b,
-        &["--base", "HEAD~1", "--head", "HEAD", "--record", &rec_arg],
-    );
+    let r = p.commit_and_select(&b, "tests/real.sh", "#!/bin/sh\nexit 1\n", &rec_arg);
     assert!(!r.stderr.contains("RECORD_STALE"), "{}", r.stderr);
     assert_eq!((r.code, r.stdout.as_str()), (0, "via_link\n"), "{r:#?}");
 }
@@ -427,23 +440,8 @@ fn a_program_that_sets_times_through_its_descriptor_is_recorded() {
         ("data/in.txt", "in\n"),
         ("data/other.txt", "other\n"),
     ]);
-    let b = p.build("build");
-    let log = p.traced_suite(&b, "1");
-    let text = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        text.lines()
-            .any(|l| l.contains("utimensat(") && l.contains(">, NULL, ")),
-        "the log holds the futimens call:\n{text}"
-    );
-    let (r, rec) = p.record(&b, &log);
-    assert_eq!(r.code, 0, "{r:#?}");
-    let rec_arg = rec.display().to_string();
-    p.write("data/other.txt", "other v2\n");
-    p.commit("other");
-    let r = p.select(
-        &b,
-        &["--base", "HEAD~1", "--head", "HEAD", "--record", &rec_arg],
-    );
+    let (b, rec_arg) = p.record_holding(|l| l.contains("utimensat(") && l.contains(">, NULL, "));
+    let r = p.commit_and_select(&b, "data/other.txt", "other v2\n", &rec_arg);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{r:#?}");
 }
 
@@ -471,31 +469,9 @@ fn a_path_too_long_to_open_reads_nothing_and_the_test_is_recorded() {
         ("data/in.txt", "in\n"),
         ("data/other.txt", "other\n"),
     ]);
-    let b = p.build("build");
-    let log = p.traced_suite(&b, "1");
-    let text = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        text.lines()
-            .any(|l| l.contains("\"...") && l.contains("ENAMETOOLONG")),
-        "the log holds the cut name and its ENAMETOOLONG:\n{}",
-        &text[..text.len().min(4000)]
-    );
-    let (r, rec) = p.record(&b, &log);
-    assert_eq!(r.code, 0, "{r:#?}");
-    assert!(!r.stderr.contains("RECORD_TEST_UNRECORDED"), "{}", r.stderr);
-    let rec_arg = rec.display().to_string();
-    p.write("data/other.txt", "other v2\n");
-    p.commit("other");
-    let r = p.select(
-        &b,
-        &["--base", "HEAD~1", "--head", "HEAD", "--record", &rec_arg],
-    );
+    let (b, rec_arg) = p.record_holding(|l| l.contains("\"...") && l.contains("ENAMETOOLONG"));
+    let r = p.commit_and_select(&b, "data/other.txt", "other v2\n", &rec_arg);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{r:#?}");
-    p.write("data/in.txt", "broken\n");
-    p.commit("in");
-    let r = p.select(
-        &b,
-        &["--base", "HEAD~1", "--head", "HEAD", "--record", &rec_arg],
-    );
+    let r = p.commit_and_select(&b, "data/in.txt", "broken\n", &rec_arg);
     assert_eq!((r.code, r.stdout.as_str()), (0, "long_name\n"), "{r:#?}");
 }
