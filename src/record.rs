@@ -2,7 +2,7 @@
 //! record ([`crate::ingest::record`]). Nothing is run: the user ran
 //!
 //! ```sh
-//! strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir -o FILE ctest …
+//! strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at -o FILE ctest …
 //! ```
 //!
 //! (`--seccomp-bpf` makes it faster where the kernel has it; any `-j`).
@@ -28,7 +28,8 @@ use crate::request::{RecordRequest, UsageError};
 /// The strace options of the one documented command line (README, `record
 /// --help`, `init`'s header, the Action, the mutation suite and the tests spell
 /// it the same way: `tests/ci_config.rs` checks).
-pub const STRACE_OPTIONS: &str = "-f -y -s 4096 -e trace=%file,%process,getdents64,fchdir";
+pub const STRACE_OPTIONS: &str =
+    "-f -y -s 4096 -e trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at";
 
 /// The largest log read (bytes): a whole suite's log is large, not unbounded.
 pub const MAX_LOG_BYTES: u64 = 16 << 30;

@@ -613,6 +613,16 @@ impl Replay<'_> {
                 self.access(name, Some(a(0)), a(1), ret, Kind::Write);
                 self.access(name, Some(a(2)), a(3), ret, Kind::Write);
             }
+            // Ways to open a file that leave no path in the log: an io_uring
+            // ring (its OPENAT, STATX, RENAMEAT… requests are not syscalls) and
+            // a file handle. What the process read through them is unknown.
+            "io_uring_setup" if outcome(ret) == Outcome::Ok => self.problem(
+                "io_uring_setup: a ring's requests open files that strace does not show".into(),
+            ),
+            "open_by_handle_at" if outcome(ret) == Outcome::Ok => {
+                self.problem("open_by_handle_at: a file opened by handle, with no path".into());
+            }
+            "io_uring_setup" | "open_by_handle_at" => {}
             "symlink" => self.access(name, None, a(1), ret, Kind::Write),
             "symlinkat" => self.access(name, Some(a(1)), a(2), ret, Kind::Write),
             "newfstatat" | "fstatat64" | "faccessat" | "faccessat2" | "readlinkat" | "statx"
@@ -970,6 +980,19 @@ mod tests {
         assert!(p.accesses.is_empty(), "{:?}", p.accesses);
         assert_eq!(p.problems.len(), 1, "{:?}", p.problems);
         assert!(p.problems[0].starts_with("line 3: openat: a path strace did not print whole"));
+    }
+
+    #[test]
+    fn a_ring_or_a_file_handle_that_opened_is_a_problem_and_one_that_failed_is_not() {
+        let t = parse(concat!(
+            "7 io_uring_setup(4, {flags=0, sq_entries=4}) = 3<anon_inode:[io_uring]>\n",
+            "8 io_uring_setup(4, 0x7ffd) = -1 EPERM (Operation not permitted)\n",
+            "9 open_by_handle_at(3</m>, {handle_bytes=8, handle_type=1}, O_RDONLY) = 4</m/f>\n",
+            "10 open_by_handle_at(3</m>, {handle_bytes=8, handle_type=1}, O_RDONLY) = -1 EPERM (Operation not permitted)\n",
+        ));
+        let problems: Vec<usize> = t.processes.iter().map(|p| p.problems.len()).collect();
+        assert_eq!(problems, vec![1, 0, 1, 0], "{:?}", t.processes);
+        assert!(t.processes.iter().all(|p| p.accesses.is_empty()));
     }
 
     #[test]

@@ -443,3 +443,36 @@ fn an_unaffected_writer_the_record_takes_out_selects_none_of_its_readers() {
     let without = o.rerun(&["--record"], &[]);
     without.assert_oracle();
 }
+
+/// A program that opens and reads its data through an io_uring ring: the
+/// ring's OPENAT and READ requests are no syscalls, so the log holds no path
+/// of what it read. The record's strace line traces `io_uring_setup`, and a
+/// ring that was set up makes the test unrecorded: decided without the
+/// record, the data change falls back. Before, the test was recorded as
+/// reading nothing there and the change to its data was skipped (the test
+/// failed at HEAD). Needs a kernel with io_uring (5.6 or later, not disabled).
+#[test]
+fn a_test_reading_through_io_uring_is_not_recorded() {
+    let cmake = format!(
+        "{PROLOGUE}add_executable(uring uring.cpp)\n\
+         target_compile_definitions(uring PRIVATE DATA=\"${{CMAKE_CURRENT_SOURCE_DIR}}/data/in.txt\")\n\
+         add_test(NAME uring COMMAND uring)\n{BYSTANDER}"
+    );
+    let o = Scenario::new("r37-io-uring")
+        .generator(Generator::Ninja)
+        .file("CMakeLists.txt", &cmake)
+        .file("uring.cpp", include_str!("uring.cpp"))
+        .file("data/in.txt", "in\n")
+        .file("other.cpp", OTHER)
+        .recorded()
+        .edit("data/in.txt", "changed\n")
+        .run();
+    // Base passes only where the ring worked (exit 2: no io_uring here).
+    o.expect_changed("uring");
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "CHANGE_UNKNOWN: data/in.txt");
+    o.expect_stderr(&[
+        "note RECORD_TEST_UNRECORDED: 1 of 2 tests are decided without",
+        "\"uring\"",
+    ]);
+}
