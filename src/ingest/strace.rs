@@ -623,6 +623,20 @@ impl Replay<'_> {
                 self.problem("open_by_handle_at: a file opened by handle, with no path".into());
             }
             "io_uring_setup" | "open_by_handle_at" => {}
+            // A new root or a new mount changes what every later path names:
+            // `/tmp/view/x` may be `/src/data/x` bound there (bwrap, unshare).
+            "chroot" | "pivot_root" | "move_mount" if outcome(ret) == Outcome::Ok => {
+                self.problem(format!("{name}: later paths name files of another tree"));
+            }
+            "mount" if outcome(ret) == Outcome::Ok && !keeps_paths(a(3)) => {
+                self.problem(format!(
+                    "mount of {} on {}: later paths below it name files of another tree",
+                    clip(a(0)),
+                    clip(a(1))
+                ));
+            }
+            // Its source may be no path at all ("none", "tmpfs").
+            "mount" => self.access(name, None, a(1), ret, Kind::Stat),
             "symlink" => self.access(name, None, a(1), ret, Kind::Write),
             "symlinkat" => self.access(name, Some(a(1)), a(2), ret, Kind::Write),
             "newfstatat" | "fstatat64" | "faccessat" | "faccessat2" | "readlinkat" | "statx"
@@ -646,6 +660,37 @@ impl Replay<'_> {
             }
         }
     }
+}
+
+/// Whether a `mount` with these flags leaves every path naming the file it
+/// named: a change of propagation (`unshare -m` makes `/` private) or a
+/// remount of options. Anything else (a bind, a new file system) maps a
+/// directory onto other files.
+fn keeps_paths(flags: &str) -> bool {
+    const PROPAGATION: &[&str] = &["MS_PRIVATE", "MS_SLAVE", "MS_SHARED", "MS_UNBINDABLE"];
+    const OPTIONS: &[&str] = &[
+        "MS_REC",
+        "MS_SILENT",
+        "MS_RDONLY",
+        "MS_NOSUID",
+        "MS_NODEV",
+        "MS_NOEXEC",
+        "MS_NOATIME",
+        "MS_NODIRATIME",
+        "MS_RELATIME",
+        "MS_STRICTATIME",
+    ];
+    let names: Vec<&str> = flags.split('|').map(str::trim).collect();
+    let remount = names.contains(&"MS_REMOUNT");
+    let propagation = names.iter().any(|f| PROPAGATION.contains(f));
+    // A bind remount changes only the options of a bind made before.
+    let known = |f: &&str| {
+        PROPAGATION.contains(f)
+            || OPTIONS.contains(f)
+            || *f == "MS_REMOUNT"
+            || (remount && *f == "MS_BIND")
+    };
+    (remount || propagation) && names.iter().all(known)
 }
 
 /// What an open's flags make of its path.
@@ -993,6 +1038,23 @@ mod tests {
         let problems: Vec<usize> = t.processes.iter().map(|p| p.problems.len()).collect();
         assert_eq!(problems, vec![1, 0, 1, 0], "{:?}", t.processes);
         assert!(t.processes.iter().all(|p| p.accesses.is_empty()));
+    }
+
+    #[test]
+    fn a_new_root_or_a_bind_mount_is_a_problem_and_a_propagation_change_is_not() {
+        // The first two lines are what `unshare -m sh -c 'mount --bind …'` printed.
+        let t = parse(concat!(
+            "7 mount(\"none\", \"/\", NULL, MS_REC|MS_PRIVATE, NULL) = 0\n",
+            "8 mount(\"/tmp/mnt-t/real\", \"/tmp/mnt-t/view\", 0x56509122ffd0, MS_BIND, NULL) = 0\n",
+            "9 mount(\"none\", \"/tmp/v\", NULL, MS_REMOUNT|MS_BIND|MS_RDONLY, NULL) = 0\n",
+            "10 mount(\"tmpfs\", \"/tmp/t\", \"tmpfs\", 0, NULL) = 0\n",
+            "11 chroot(\"/tmp/root\") = 0\n",
+            "12 chroot(\"/tmp/root\") = -1 EPERM (Operation not permitted)\n",
+            "13 pivot_root(\".\", \".\") = 0\n",
+            "14 mount(\"/a\", \"/b\", NULL, MS_BIND, NULL) = -1 EPERM (Operation not permitted)\n",
+        ));
+        let problems: Vec<usize> = t.processes.iter().map(|p| p.problems.len()).collect();
+        assert_eq!(problems, vec![0, 1, 0, 1, 1, 0, 1, 0], "{:?}", t.processes);
     }
 
     #[test]

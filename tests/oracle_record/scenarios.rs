@@ -476,3 +476,39 @@ fn a_test_reading_through_io_uring_is_not_recorded() {
         "\"uring\"",
     ]);
 }
+
+/// A test that binds its data directory onto another path in a mount
+/// namespace of its own (as bwrap and `unshare -m` sandboxes do) and reads it
+/// there: the log names only the bound path. A mount that maps a directory
+/// onto other files makes its test unrecorded; before, the test was recorded
+/// as reading `data/view/x.txt` only, and the change to `data/real/x.txt` was
+/// skipped while the test failed at HEAD. Needs `unshare -m` (root with
+/// CAP_SYS_ADMIN, as CI runs).
+#[test]
+fn a_test_reading_through_a_bind_mount_is_not_recorded() {
+    let can = std::process::Command::new("unshare")
+        .args(["-m", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        can,
+        "this test needs `unshare -m` (util-linux) run as root with CAP_SYS_ADMIN"
+    );
+    let cmake = format!(
+        "{PROLOGUE}add_test(NAME bound COMMAND unshare -m sh -c \"mount --bind ${{CMAKE_CURRENT_SOURCE_DIR}}/data/real ${{CMAKE_CURRENT_SOURCE_DIR}}/data/view && grep -q hi ${{CMAKE_CURRENT_SOURCE_DIR}}/data/view/x.txt\")\n{BYSTANDER}"
+    );
+    let o = Scenario::new("r37-bind-mount")
+        .generator(Generator::Ninja)
+        .file("CMakeLists.txt", &cmake)
+        .file("data/real/x.txt", "hi\n")
+        .file("data/view/.keep", "")
+        .file("other.cpp", OTHER)
+        .recorded()
+        .edit("data/real/x.txt", "bye\n")
+        .run();
+    // Base passes only where `unshare -m` and `mount --bind` are permitted.
+    o.expect_changed("bound");
+    o.assert_oracle();
+    o.expect_fallback_naming(3, "CHANGE_UNKNOWN: data/real/x.txt");
+    o.expect_stderr(&["note RECORD_TEST_UNRECORDED: 1 of 2 tests are decided without"]);
+}
