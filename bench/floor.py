@@ -67,7 +67,7 @@ def trace(test):
         if p.startswith(src + '/') or p.startswith(build + '/'):
             files.add(p)
     return files, r.returncode
-STRACE = ['strace', '-f', '-y', '-s', '4096', '-e', 'trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at', '-o']
+STRACE = ['strace', '-f', '-y', '-s', '4096', '-e', 'trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at,bind,connect', '-o']
 def record_suite(c):
     """The whole suite under README's strace command line, and its record: (path, seconds of
     the traced run, seconds of the plain run)."""

@@ -295,7 +295,7 @@ struct InitCli {
     name = "diff2test record",
     version = VERSION,
     about = "Write a diff2test.record.v1 of what each test read, from strace logs of the base build's ctest run, for a later --record",
-    after_help = "Record the run with:\n  strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at -o ctest.strace ctest -j8\n(add --seccomp-bpf where the kernel has it), then:\n  diff2test record --source-dir SRC --build-dir BUILD --strace ctest.strace --output record.json\n\nExit codes: 0 written, every test recorded; 2 USAGE_ERROR (nothing written); 3 written, some tests not recorded (reasons on stderr: they are decided without the record)."
+    after_help = "Record the run with:\n  strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at,bind,connect -o ctest.strace ctest -j8\n(add --seccomp-bpf where the kernel has it), then:\n  diff2test record --source-dir SRC --build-dir BUILD --strace ctest.strace --output record.json\n\nExit codes: 0 written, every test recorded; 2 USAGE_ERROR (nothing written); 3 written, some tests not recorded (reasons on stderr: they are decided without the record)."
 )]
 struct RecordCli {
     #[command(flatten)]

@@ -83,7 +83,7 @@ pub fn suggest(i: &Input<'_, '_, '_>) -> String {
          # the evidence cannot check: uncomment only what you know to be true.\n\
          #\n\
          # Precision from evidence instead: record what each test reads on the base build\n\
-         #   strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at -o ctest.strace ctest\n\
+         #   strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at,bind,connect -o ctest.strace ctest\n\
          #   diff2test record --source-dir SRC --build-dir BUILD --strace ctest.strace --output record.json\n\
          # and pass --record record.json on each selection run.\n"
     );

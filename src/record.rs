@@ -2,7 +2,7 @@
 //! record ([`crate::ingest::record`]). Nothing is run: the user ran
 //!
 //! ```sh
-//! strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at -o FILE ctest …
+//! strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at,bind,connect -o FILE ctest …
 //! ```
 //!
 //! (`--seccomp-bpf` makes it faster where the kernel has it; any `-j`).
@@ -29,7 +29,7 @@ use crate::request::{RecordRequest, UsageError};
 /// --help`, `init`'s header, the Action, the mutation suite and the tests spell
 /// it the same way: `tests/ci_config.rs` checks).
 pub const STRACE_OPTIONS: &str =
-    "-f -y -s 4096 -e trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at";
+    "-f -y -s 4096 -e trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at,bind,connect";
 
 /// The largest log read (bytes): a whole suite's log is large, not unbounded.
 pub const MAX_LOG_BYTES: u64 = 16 << 30;
@@ -220,10 +220,27 @@ impl<'c> Accumulator<'c> {
             }
         }
         let mut runs: Vec<Run> = roots.iter().map(|_| Run::default()).collect();
+        // The Unix sockets each run's processes bound: a connection to any
+        // other address reaches a server outside the run (another test's
+        // fixture, a daemon), which may read files for it that the run's
+        // processes never open.
+        let mut bound: Vec<BTreeSet<&str>> = vec![BTreeSet::new(); roots.len()];
+        for (p, r) in run_of.iter().enumerate() {
+            if let Some(r) = *r {
+                bound[r].extend(trace.processes[p].binds.iter().map(String::as_str));
+            }
+        }
         for (p, r) in run_of.iter().enumerate() {
             let Some(r) = *r else { continue };
             let proc_ = &trace.processes[p];
             let run = &mut runs[r];
+            run.problems.extend(
+                (proc_.connects.iter())
+                    .filter(|(_, addr)| !bound[r].contains(addr.as_str()))
+                    .map(|(line, addr)| {
+                        format!("{file}: line {line}: connect to {addr}, a socket no process of the test's run bound: a server outside the run may read files for it")
+                    }),
+            );
             run.accesses
                 .extend(proc_.accesses.iter().map(|a| (a.path.clone(), a.kind)));
             run.problems

@@ -89,6 +89,11 @@ pub struct Process {
     pub exit: Option<Exit>,
     /// What could not be read of it (line numbers and why).
     pub problems: Vec<String>,
+    /// The Unix socket addresses it bound (a path, or `@name` in the
+    /// abstract namespace).
+    pub binds: Vec<String>,
+    /// The Unix socket addresses it connected to, each with its line.
+    pub connects: Vec<(usize, String)>,
     first_line: usize,
 }
 
@@ -423,6 +428,25 @@ impl Replay<'_> {
         }
     }
 
+    /// The address of a Unix socket argument (`{sa_family=AF_UNIX,
+    /// sun_path="/x"}`, `sun_path=@"name"`): the folded absolute path, or
+    /// `@name`; `None` for another family. A path strace cut short, or a
+    /// relative one with no known directory, is a problem of the process.
+    fn unix_address(&mut self, arg: &str) -> Option<String> {
+        if !arg.contains("sa_family=AF_UNIX") {
+            return None;
+        }
+        let tail = arg.split_once("sun_path=")?.1.trim_end_matches('}');
+        let tail = tail.split(", ").next().unwrap_or(tail);
+        if let Some(abs) = tail.strip_prefix('@') {
+            return Some(format!(
+                "@{}",
+                unquote(abs).unwrap_or_else(|| abs.to_owned())
+            ));
+        }
+        self.resolve(None, tail, "", "a Unix socket")
+    }
+
     /// Resolves a quoted path argument against `dir` (`None`: the cwd).
     /// `None` also when the call named no file at all: strace prints a path
     /// whole (its `-s` limit does not apply to file names) unless it has no NUL
@@ -623,6 +647,18 @@ impl Replay<'_> {
                 self.problem("open_by_handle_at: a file opened by handle, with no path".into());
             }
             "io_uring_setup" | "open_by_handle_at" => {}
+            // A Unix socket: a server at the other end may read files for it.
+            "bind" | "connect" => {
+                let Some(addr) = self.unix_address(a(1)) else {
+                    return;
+                };
+                let r = ret.trim();
+                if name == "bind" && r == "0" {
+                    self.proc_.binds.push(addr);
+                } else if name == "connect" && (r == "0" || errno(r) == Some("EINPROGRESS")) {
+                    self.proc_.connects.push((self.line, addr));
+                }
+            }
             // A new root or a new mount changes what every later path names:
             // `/tmp/view/x` may be `/src/data/x` bound there (bwrap, unshare).
             "chroot" | "pivot_root" | "move_mount" if outcome(ret) == Outcome::Ok => {
@@ -1055,6 +1091,25 @@ mod tests {
         ));
         let problems: Vec<usize> = t.processes.iter().map(|p| p.problems.len()).collect();
         assert_eq!(problems, vec![0, 1, 0, 1, 1, 0, 1, 0], "{:?}", t.processes);
+    }
+
+    #[test]
+    fn unix_socket_binds_and_connects_are_kept_and_other_families_are_not() {
+        // As strace -y printed them for Python's socket module.
+        let t = parse(concat!(
+            "7 bind(3<socket:[7290110]>, {sa_family=AF_UNIX, sun_path=@\"abstract\"}, 11) = 0\n",
+            "7 bind(4<socket:[7290116]>, {sa_family=AF_INET, sin_port=htons(0), sin_addr=inet_addr(\"127.0.0.1\")}, 16) = 0\n",
+            "7 connect(3<socket:[7290094]>, {sa_family=AF_UNIX, sun_path=\"/tmp/t.sock\"}, 14) = 0\n",
+            "7 connect(5<socket:[1]>, {sa_family=AF_UNIX, sun_path=\"/var/run/nscd/socket\"}, 110) = -1 ENOENT (No such file or directory)\n",
+            "7 connect(6<socket:[2]>, {sa_family=AF_UNIX, sun_path=\"/tmp/s2\"}, 110) = -1 EINPROGRESS (Operation now in progress)\n",
+        ));
+        let p = &t.processes[0];
+        assert!(p.problems.is_empty(), "{:?}", p.problems);
+        assert_eq!(p.binds, vec!["@abstract".to_owned()]);
+        assert_eq!(
+            p.connects,
+            vec![(3, "/tmp/t.sock".to_owned()), (5, "/tmp/s2".to_owned())]
+        );
     }
 
     #[test]

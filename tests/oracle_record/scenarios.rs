@@ -512,3 +512,59 @@ fn a_test_reading_through_a_bind_mount_is_not_recorded() {
     o.expect_fallback_naming(3, "CHANGE_UNKNOWN: data/real/x.txt");
     o.expect_stderr(&["note RECORD_TEST_UNRECORDED: 1 of 2 tests are decided without"]);
 }
+
+/// A server outside every test's run: ctest starts it before the tests
+/// (`CTEST_CUSTOM_PRE_TEST` in the build's CTestCustom.cmake) and stops it
+/// after them; it serves `data/in.txt` over a Unix socket, and `client` reads
+/// the data through the socket, never opening the file. A connection to a
+/// socket that no process of the test's own run bound makes the test
+/// unrecorded (the server may read files for it). Before, the client was
+/// recorded as reading nothing there, so the data change, touched by no
+/// test's run, selected nothing while the client failed at HEAD.
+#[test]
+fn a_client_of_a_server_outside_its_run_is_not_recorded() {
+    let cmake = format!(
+        "{PROLOGUE}set(SOCK ${{CMAKE_CURRENT_BINARY_DIR}}/srv.sock)\n\
+         set(PY ${{CMAKE_CURRENT_SOURCE_DIR}}/tests)\n\
+         file(WRITE ${{CMAKE_CURRENT_BINARY_DIR}}/CTestCustom.cmake \"\
+         set(CTEST_CUSTOM_PRE_TEST \\\"python3 ${{PY}}/server.py ${{SOCK}} ${{CMAKE_CURRENT_SOURCE_DIR}}/data/in.txt\\\")\\n\
+         set(CTEST_CUSTOM_POST_TEST \\\"python3 ${{PY}}/client.py ${{SOCK}} stop\\\")\\n\")\n\
+         add_test(NAME client COMMAND python3 ${{PY}}/client.py ${{SOCK}} get)\n{BYSTANDER}"
+    );
+    let server = "import os, socket, sys\n\
+        sock, data = sys.argv[1], sys.argv[2]\n\
+        if os.path.exists(sock):\n    os.unlink(sock)\n\
+        s = socket.socket(socket.AF_UNIX)\ns.bind(sock)\ns.listen(8)\n\
+        if os.fork():\n    sys.exit(0)\n\
+        os.setsid()\n\
+        null = os.open(os.devnull, os.O_RDWR)\n\
+        for fd in (0, 1, 2):\n    os.dup2(null, fd)\n\
+        s.settimeout(60)\n\
+        while True:\n\
+        \x20   try:\n        c, _ = s.accept()\n    except OSError:\n        break\n\
+        \x20   if c.recv(16) == b'stop':\n        c.close()\n        break\n\
+        \x20   with open(data, 'rb') as f:\n        c.sendall(f.read())\n\
+        \x20   c.close()\n\
+        os.unlink(sock)\n";
+    let client = "import socket, sys\n\
+        s = socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\n\
+        s.sendall(sys.argv[2].encode())\n\
+        got = s.recv(100)\n\
+        sys.exit(0 if sys.argv[2] == 'stop' or got == b'in\\n' else 1)\n";
+    let o = Scenario::new("r37-outside-server")
+        .generator(Generator::Ninja)
+        .file("CMakeLists.txt", &cmake)
+        .file("tests/server.py", server)
+        .file("tests/client.py", client)
+        .file("data/in.txt", "in\n")
+        .file("other.cpp", OTHER)
+        .recorded()
+        .edit("data/in.txt", "changed\n")
+        .run();
+    o.expect_changed("client");
+    o.assert_oracle();
+    o.expect_stderr(&[
+        "note RECORD_TEST_UNRECORDED: 1 of 2 tests are decided without",
+        "\"client\"",
+    ]);
+}

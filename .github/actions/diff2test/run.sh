@@ -314,7 +314,7 @@ if [[ -n ${D2T_RECORD_OUT:-} ]]; then
   strace_log=$work/ctest.strace
   notice "diff2test: recording the whole suite's run under strace for $D2T_RECORD_OUT: ctest ${ctest_args[*]}"
   rec_start=$(date +%s)
-  (cd "$build" && strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at -o "$strace_log" \
+  (cd "$build" && strace -f -y -s 4096 -e trace=%file,%process,getdents64,fchdir,io_uring_setup,open_by_handle_at,bind,connect -o "$strace_log" \
     "$ctest_cmd" "${ctest_args[@]}") 2>&1 | tee "$work/ctest-record.log"
   rc=${PIPESTATUS[0]}
   rec_args=(record --source-dir "$src" --build-dir "$build" --ctest-json "$ctest_json"
