@@ -538,6 +538,63 @@ impl Replay<'_> {
         self.push(path, kind);
     }
 
+    /// Calls by which files may be read without their path in the log: a
+    /// problem of the process when they succeed; Unix sockets kept for the
+    /// record's check of servers outside a test's run.
+    fn unseen(&mut self, name: &str, args: &[String], ret: &str) {
+        let a = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
+        match name {
+            // Ways to open a file that leave no path in the log: an io_uring
+            // ring (its OPENAT, STATX, RENAMEAT… requests are not syscalls) and
+            // a file handle. What the process read through them is unknown.
+            "io_uring_setup" if outcome(ret) == Outcome::Ok => self.problem(
+                "io_uring_setup: a ring's requests open files that strace does not show".into(),
+            ),
+            "open_by_handle_at" if outcome(ret) == Outcome::Ok => {
+                self.problem("open_by_handle_at: a file opened by handle, with no path".into());
+            }
+            "io_uring_setup" | "open_by_handle_at" => {}
+            // A Unix socket: a server at the other end may read files for it.
+            "bind" | "connect" => {
+                let Some(addr) = self.unix_address(a(1)) else {
+                    return;
+                };
+                let r = ret.trim();
+                if name == "bind" && r == "0" {
+                    self.proc_.binds.push(addr);
+                } else if name == "connect" && (r == "0" || errno(r) == Some("EINPROGRESS")) {
+                    self.proc_.connects.push((self.line, addr));
+                }
+            }
+            // A new root or a new mount changes what every later path names:
+            // `/tmp/view/x` may be `/src/data/x` bound there (bwrap, unshare).
+            "chroot" | "pivot_root" | "move_mount" if outcome(ret) == Outcome::Ok => {
+                self.problem(format!("{name}: later paths name files of another tree"));
+            }
+            "mount" if outcome(ret) == Outcome::Ok && !keeps_paths(a(3)) => {
+                self.problem(format!(
+                    "mount of {} on {}: later paths below it name files of another tree",
+                    clip(a(0)),
+                    clip(a(1))
+                ));
+            }
+            // Its source may be no path at all ("none", "tmpfs").
+            "mount" => self.access(name, None, a(1), ret, Kind::Stat),
+            _ => self.examined(name, args, ret),
+        }
+    }
+
+    /// Any other call with a quoted path (stat, lstat, access, readlink,
+    /// statfs, getxattr, a failed chroot, …): the path is examined.
+    fn examined(&mut self, name: &str, args: &[String], ret: &str) {
+        if let Some(i) = args.iter().position(|x| x.starts_with('"')) {
+            let dirfd = (i > 0)
+                .then(|| args[i - 1].as_str())
+                .filter(|d| d.starts_with("AT_FDCWD") || d.contains('<'));
+            self.access(name, dirfd, &args[i].clone(), ret, Kind::Stat);
+        }
+    }
+
     fn call(&mut self, name: &str, args: &[String], ret: &str) {
         let a = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
         match name {
@@ -637,42 +694,8 @@ impl Replay<'_> {
                 self.access(name, Some(a(0)), a(1), ret, Kind::Write);
                 self.access(name, Some(a(2)), a(3), ret, Kind::Write);
             }
-            // Ways to open a file that leave no path in the log: an io_uring
-            // ring (its OPENAT, STATX, RENAMEAT… requests are not syscalls) and
-            // a file handle. What the process read through them is unknown.
-            "io_uring_setup" if outcome(ret) == Outcome::Ok => self.problem(
-                "io_uring_setup: a ring's requests open files that strace does not show".into(),
-            ),
-            "open_by_handle_at" if outcome(ret) == Outcome::Ok => {
-                self.problem("open_by_handle_at: a file opened by handle, with no path".into());
-            }
-            "io_uring_setup" | "open_by_handle_at" => {}
-            // A Unix socket: a server at the other end may read files for it.
-            "bind" | "connect" => {
-                let Some(addr) = self.unix_address(a(1)) else {
-                    return;
-                };
-                let r = ret.trim();
-                if name == "bind" && r == "0" {
-                    self.proc_.binds.push(addr);
-                } else if name == "connect" && (r == "0" || errno(r) == Some("EINPROGRESS")) {
-                    self.proc_.connects.push((self.line, addr));
-                }
-            }
-            // A new root or a new mount changes what every later path names:
-            // `/tmp/view/x` may be `/src/data/x` bound there (bwrap, unshare).
-            "chroot" | "pivot_root" | "move_mount" if outcome(ret) == Outcome::Ok => {
-                self.problem(format!("{name}: later paths name files of another tree"));
-            }
-            "mount" if outcome(ret) == Outcome::Ok && !keeps_paths(a(3)) => {
-                self.problem(format!(
-                    "mount of {} on {}: later paths below it name files of another tree",
-                    clip(a(0)),
-                    clip(a(1))
-                ));
-            }
-            // Its source may be no path at all ("none", "tmpfs").
-            "mount" => self.access(name, None, a(1), ret, Kind::Stat),
+            "io_uring_setup" | "open_by_handle_at" | "bind" | "connect" | "chroot"
+            | "pivot_root" | "move_mount" | "mount" => self.unseen(name, args, ret),
             "symlink" => self.access(name, None, a(1), ret, Kind::Write),
             "symlinkat" => self.access(name, Some(a(1)), a(2), ret, Kind::Write),
             "newfstatat" | "fstatat64" | "faccessat" | "faccessat2" | "readlinkat" | "statx"
@@ -684,16 +707,7 @@ impl Replay<'_> {
                 };
                 self.access(name, dirfd, path, ret, Kind::Stat)
             }
-            _ => {
-                // Any other call with a quoted path (stat, lstat, access,
-                // readlink, statfs, getxattr, …): the path is examined.
-                if let Some(i) = args.iter().position(|x| x.starts_with('"')) {
-                    let dirfd = (i > 0)
-                        .then(|| args[i - 1].as_str())
-                        .filter(|d| d.starts_with("AT_FDCWD") || d.contains('<'));
-                    self.access(name, dirfd, &args[i].clone(), ret, Kind::Stat);
-                }
-            }
+            _ => self.examined(name, args, ret),
         }
     }
 }
