@@ -659,11 +659,6 @@ fn reference(i: &Input<'_, '_, '_>, holdings: &Holdings, abs: &str) -> Option<St
     if let Some(f) = model.cmake_inputs.iter().flatten().find(|f| within(f)) {
         return Some(format!("a CMake input ({})", model.display_path(f)));
     }
-    // As `unreferenced_paths` decides a changed file, path by path: its file
-    // name, or the name of a directory holding it, as a word of a CMake input.
-    if let Some(why) = word_below(i, abs) {
-        return Some(why);
-    }
     for c in &i.custom.commands {
         if c.files.iter().any(|f| within(f))
             || c.dirs.iter().any(|d| within(d) || paths::is_within(abs, d))
@@ -679,5 +674,7 @@ fn reference(i: &Input<'_, '_, '_>, holdings: &Holdings, abs: &str) -> Option<St
             return Some(format!("named by test {:?}", test.name));
         }
     }
-    holdings.holding_name(abs, &model.build_root)
+    // As `unreferenced_paths` decides a changed file, path by path: its file
+    // name, or the name of a directory holding it, as a word of a CMake input.
+    word_below(i, abs).or_else(|| holdings.holding_name(abs, &model.build_root))
 }
