@@ -220,10 +220,11 @@ impl<'c> Accumulator<'c> {
             }
         }
         let mut runs: Vec<Run> = roots.iter().map(|_| Run::default()).collect();
-        // The Unix sockets each run's processes bound: a connection to any
-        // other address reaches a server outside the run (another test's
-        // fixture, a daemon), which may read files for it that the run's
-        // processes never open.
+        // The Unix sockets and ports each run's processes bound: a connection
+        // to any other one (a Unix socket, a loopback port) reaches a server
+        // outside the run (a daemon, a CI service), which may read files for
+        // it that the run's processes never open. A port 0 bind stands for
+        // any port (the one the kernel chose is not in the log).
         let mut bound: Vec<BTreeSet<&str>> = vec![BTreeSet::new(); roots.len()];
         for (p, r) in run_of.iter().enumerate() {
             if let Some(r) = *r {
@@ -236,7 +237,10 @@ impl<'c> Accumulator<'c> {
             let run = &mut runs[r];
             run.problems.extend(
                 (proc_.connects.iter())
-                    .filter(|(_, addr)| !bound[r].contains(addr.as_str()))
+                    .filter(|(_, addr)| {
+                        let any_port = addr.starts_with("inet:") && bound[r].contains("inet:*");
+                        !any_port && !bound[r].contains(addr.as_str())
+                    })
                     .map(|(line, addr)| {
                         format!("{file}: line {line}: connect to {addr}, a socket no process of the test's run bound: a server outside the run may read files for it")
                     }),

@@ -428,11 +428,17 @@ impl Replay<'_> {
         }
     }
 
-    /// The address of a Unix socket argument (`{sa_family=AF_UNIX,
-    /// sun_path="/x"}`, `sun_path=@"name"`): the folded absolute path, or
-    /// `@name`; `None` for another family. A path strace cut short, or a
-    /// relative one with no known directory, is a problem of the process.
-    fn unix_address(&mut self, arg: &str) -> Option<String> {
+    /// The address of a socket argument a server on this machine may answer:
+    /// a Unix socket (`{sa_family=AF_UNIX, sun_path="/x"}`, `sun_path=@"name"`:
+    /// the folded absolute path, or `@name`), or an IPv4/IPv6 port (`inet:N`)
+    /// when `bind` names any address or `connect` a loopback one (another
+    /// host is the network, under the record's assumption). A bind to port 0
+    /// takes a port the log does not show: `inet:*`. A path strace cut short,
+    /// or a relative one with no known directory, is a problem of the process.
+    fn socket_address(&mut self, arg: &str, bind: bool) -> Option<String> {
+        if arg.contains("sa_family=AF_INET") {
+            return inet_port(arg, bind);
+        }
         if !arg.contains("sa_family=AF_UNIX") {
             return None;
         }
@@ -556,7 +562,7 @@ impl Replay<'_> {
             "io_uring_setup" | "open_by_handle_at" => {}
             // A Unix socket: a server at the other end may read files for it.
             "bind" | "connect" => {
-                let Some(addr) = self.unix_address(a(1)) else {
+                let Some(addr) = self.socket_address(a(1), name == "bind") else {
                     return;
                 };
                 let r = ret.trim();
@@ -741,6 +747,25 @@ fn keeps_paths(flags: &str) -> bool {
             || (remount && *f == "MS_BIND")
     };
     (remount || propagation) && names.iter().all(known)
+}
+
+/// `inet:PORT` of an `AF_INET`/`AF_INET6` address strace printed (`sin_port=
+/// htons(N)`, `sin6_port=htons(N)`): for a bind, any address (`inet:*` for
+/// port 0); for a connect, only a loopback one (`127.…`, `::1`,
+/// `::ffff:127.…`).
+fn inet_port(arg: &str, bind: bool) -> Option<String> {
+    let port = arg.split("_port=htons(").nth(1)?.split(')').next()?.trim();
+    if bind {
+        return Some(if port == "0" {
+            "inet:*".into()
+        } else {
+            format!("inet:{port}")
+        });
+    }
+    let loopback = arg.contains("inet_addr(\"127.")
+        || arg.contains("\"::1\"")
+        || arg.contains("\"::ffff:127.");
+    loopback.then(|| format!("inet:{port}"))
 }
 
 /// What an open's flags make of its path.
@@ -1108,7 +1133,7 @@ mod tests {
     }
 
     #[test]
-    fn unix_socket_binds_and_connects_are_kept_and_other_families_are_not() {
+    fn unix_and_loopback_binds_and_connects_are_kept_and_others_are_not() {
         // As strace -y printed them for Python's socket module.
         let t = parse(concat!(
             "7 bind(3<socket:[7290110]>, {sa_family=AF_UNIX, sun_path=@\"abstract\"}, 11) = 0\n",
@@ -1116,13 +1141,21 @@ mod tests {
             "7 connect(3<socket:[7290094]>, {sa_family=AF_UNIX, sun_path=\"/tmp/t.sock\"}, 14) = 0\n",
             "7 connect(5<socket:[1]>, {sa_family=AF_UNIX, sun_path=\"/var/run/nscd/socket\"}, 110) = -1 ENOENT (No such file or directory)\n",
             "7 connect(6<socket:[2]>, {sa_family=AF_UNIX, sun_path=\"/tmp/s2\"}, 110) = -1 EINPROGRESS (Operation now in progress)\n",
+            "7 connect(7<socket:[3]>, {sa_family=AF_INET, sin_port=htons(8080), sin_addr=inet_addr(\"127.0.0.1\")}, 16) = 0\n",
+            "7 connect(8<socket:[4]>, {sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, \"::1\", &sin6_addr), sin6_scope_id=0}, 28) = 0\n",
+            "7 connect(9<socket:[5]>, {sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr(\"93.184.216.34\")}, 16) = 0\n",
         ));
         let p = &t.processes[0];
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        assert_eq!(p.binds, vec!["@abstract".to_owned()]);
+        assert_eq!(p.binds, vec!["@abstract".to_owned(), "inet:*".to_owned()]);
         assert_eq!(
             p.connects,
-            vec![(3, "/tmp/t.sock".to_owned()), (5, "/tmp/s2".to_owned())]
+            vec![
+                (3, "/tmp/t.sock".to_owned()),
+                (5, "/tmp/s2".to_owned()),
+                (6, "inet:8080".to_owned()),
+                (7, "inet:443".to_owned())
+            ]
         );
     }
 

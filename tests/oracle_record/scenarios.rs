@@ -515,26 +515,46 @@ fn a_test_reading_through_a_bind_mount_is_not_recorded() {
 
 /// A server outside every test's run: ctest starts it before the tests
 /// (`CTEST_CUSTOM_PRE_TEST` in the build's CTestCustom.cmake) and stops it
-/// after them; it serves `data/in.txt` over a Unix socket, and `client` reads
-/// the data through the socket, never opening the file. A connection to a
-/// socket that no process of the test's own run bound makes the test
+/// after them; it serves `data/in.txt` over a Unix socket, or over a fixed
+/// loopback TCP port, and `client` reads the data through the
+/// socket, never opening the file. A connection to a Unix socket or a
+/// loopback port that no process of the test's own run bound makes the test
 /// unrecorded (the server may read files for it). Before, the client was
 /// recorded as reading nothing there, so the data change, touched by no
 /// test's run, selected nothing while the client failed at HEAD.
 #[test]
 fn a_client_of_a_server_outside_its_run_is_not_recorded() {
+    for family in ["unix", "tcp"] {
+        outside_server(family);
+    }
+}
+
+fn outside_server(family: &str) {
+    // A fixed port (no file the client reads may carry it: the record would
+    // see that file change and select the client for it).
+    let address = if family == "unix" {
+        "${CMAKE_CURRENT_BINARY_DIR}/srv.sock"
+    } else {
+        "47631"
+    };
     let cmake = format!(
-        "{PROLOGUE}set(SOCK ${{CMAKE_CURRENT_BINARY_DIR}}/srv.sock)\n\
+        "{PROLOGUE}set(ADDR {address})\n\
          set(PY ${{CMAKE_CURRENT_SOURCE_DIR}}/tests)\n\
          file(WRITE ${{CMAKE_CURRENT_BINARY_DIR}}/CTestCustom.cmake \"\
-         set(CTEST_CUSTOM_PRE_TEST \\\"python3 ${{PY}}/server.py ${{SOCK}} ${{CMAKE_CURRENT_SOURCE_DIR}}/data/in.txt\\\")\\n\
-         set(CTEST_CUSTOM_POST_TEST \\\"python3 ${{PY}}/client.py ${{SOCK}} stop\\\")\\n\")\n\
-         add_test(NAME client COMMAND python3 ${{PY}}/client.py ${{SOCK}} get)\n{BYSTANDER}"
+         set(CTEST_CUSTOM_PRE_TEST \\\"python3 ${{PY}}/server.py {family} ${{ADDR}} ${{CMAKE_CURRENT_SOURCE_DIR}}/data/in.txt\\\")\\n\
+         set(CTEST_CUSTOM_POST_TEST \\\"python3 ${{PY}}/client.py {family} ${{ADDR}} stop\\\")\\n\")\n\
+         add_test(NAME client COMMAND python3 ${{PY}}/client.py {family} ${{ADDR}} get)\n{BYSTANDER}"
     );
     let server = "import os, socket, sys\n\
-        sock, data = sys.argv[1], sys.argv[2]\n\
-        if os.path.exists(sock):\n    os.unlink(sock)\n\
-        s = socket.socket(socket.AF_UNIX)\ns.bind(sock)\ns.listen(8)\n\
+        family, addr, data = sys.argv[1], sys.argv[2], sys.argv[3]\n\
+        if family == 'unix':\n\
+        \x20   if os.path.exists(addr):\n        os.unlink(addr)\n\
+        \x20   s = socket.socket(socket.AF_UNIX)\n    s.bind(addr)\n\
+        else:\n\
+        \x20   s = socket.socket(socket.AF_INET)\n\
+        \x20   s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
+        \x20   s.bind(('127.0.0.1', int(addr)))\n\
+        s.listen(8)\n\
         if os.fork():\n    sys.exit(0)\n\
         os.setsid()\n\
         null = os.open(os.devnull, os.O_RDWR)\n\
@@ -544,14 +564,18 @@ fn a_client_of_a_server_outside_its_run_is_not_recorded() {
         \x20   try:\n        c, _ = s.accept()\n    except OSError:\n        break\n\
         \x20   if c.recv(16) == b'stop':\n        c.close()\n        break\n\
         \x20   with open(data, 'rb') as f:\n        c.sendall(f.read())\n\
-        \x20   c.close()\n\
-        os.unlink(sock)\n";
+        \x20   c.close()\n";
     let client = "import socket, sys\n\
-        s = socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\n\
-        s.sendall(sys.argv[2].encode())\n\
+        family, addr, what = sys.argv[1], sys.argv[2], sys.argv[3]\n\
+        if family == 'unix':\n\
+        \x20   s = socket.socket(socket.AF_UNIX)\n    s.connect(addr)\n\
+        else:\n\
+        \x20   s = socket.socket(socket.AF_INET)\n\
+        \x20   s.connect(('127.0.0.1', int(addr)))\n\
+        s.sendall(what.encode())\n\
         got = s.recv(100)\n\
-        sys.exit(0 if sys.argv[2] == 'stop' or got == b'in\\n' else 1)\n";
-    let o = Scenario::new("r37-outside-server")
+        sys.exit(0 if what == 'stop' or got == b'in\\n' else 1)\n";
+    let o = Scenario::new(&format!("r37-outside-server-{family}"))
         .generator(Generator::Ninja)
         .file("CMakeLists.txt", &cmake)
         .file("tests/server.py", server)
