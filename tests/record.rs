@@ -77,8 +77,8 @@ impl Project {
     }
 
     /// Builds into `ROOT/build`, runs the suite under strace (`-j1`), checks
-    /// that a line of the log is one `line` matches, and records it: every
-    /// test recorded. Returns the build and the record's path.
+    /// that some line of the log satisfies `line`, and records the log,
+    /// every test recorded. Returns the build and the record's path.
     fn record_holding(&self, line: impl Fn(&str) -> bool) -> (PathBuf, String) {
         let b = self.build("build");
         let log = self.traced_suite(&b, "1");

@@ -89,10 +89,11 @@ pub struct Process {
     pub exit: Option<Exit>,
     /// What could not be read of it (line numbers and why).
     pub problems: Vec<String>,
-    /// The Unix socket addresses it bound (a path, or `@name` in the
-    /// abstract namespace).
+    /// The socket addresses it bound (`Replay::socket_address`: a Unix
+    /// socket's path, `@name` in the abstract namespace, or `inet:PORT`).
     pub binds: Vec<String>,
-    /// The Unix socket addresses it connected to, each with its line.
+    /// The socket addresses it connected to (the same forms; a port only on
+    /// loopback), each with its line.
     pub connects: Vec<(usize, String)>,
     first_line: usize,
 }
@@ -545,8 +546,9 @@ impl Replay<'_> {
     }
 
     /// Calls by which files may be read without their path in the log: a
-    /// problem of the process when they succeed; Unix sockets kept for the
-    /// record's check of servers outside a test's run.
+    /// problem of the process when they succeed; sockets kept for the
+    /// record's check of servers outside a test's run. Any other call is
+    /// [`Replay::examined`].
     fn unseen(&mut self, name: &str, args: &[String], ret: &str) {
         let a = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
         match name {
@@ -560,7 +562,7 @@ impl Replay<'_> {
                 self.problem("open_by_handle_at: a file opened by handle, with no path".into());
             }
             "io_uring_setup" | "open_by_handle_at" => {}
-            // A Unix socket: a server at the other end may read files for it.
+            // A socket: a server at the other end may read files for it.
             "bind" | "connect" => {
                 let Some(addr) = self.socket_address(a(1), name == "bind") else {
                     return;
@@ -700,8 +702,6 @@ impl Replay<'_> {
                 self.access(name, Some(a(0)), a(1), ret, Kind::Write);
                 self.access(name, Some(a(2)), a(3), ret, Kind::Write);
             }
-            "io_uring_setup" | "open_by_handle_at" | "bind" | "connect" | "chroot"
-            | "pivot_root" | "move_mount" | "mount" => self.unseen(name, args, ret),
             "symlink" => self.access(name, None, a(1), ret, Kind::Write),
             "symlinkat" => self.access(name, Some(a(1)), a(2), ret, Kind::Write),
             "newfstatat" | "fstatat64" | "faccessat" | "faccessat2" | "readlinkat" | "statx"
@@ -713,7 +713,7 @@ impl Replay<'_> {
                 };
                 self.access(name, dirfd, path, ret, Kind::Stat)
             }
-            _ => self.examined(name, args, ret),
+            _ => self.unseen(name, args, ret),
         }
     }
 }
